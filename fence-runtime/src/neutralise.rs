@@ -1,0 +1,124 @@
+//! Rewriting forged markers into their neutralised form.
+
+use alloc::borrow::Cow;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use crate::marker;
+
+/// The text inserted directly after the `<` of a marker found in content.
+///
+/// ```
+/// assert_eq!(fence_runtime::NEUTRALISED_INFIX, "!MURMUR-NEUTRALISED!");
+/// ```
+pub const NEUTRALISED_INFIX: &str = "!MURMUR-NEUTRALISED!";
+
+/// Rewrites every marker in `content` into its neutralised form.
+///
+/// A marker is a `<`, an optional `/`, then `untrusted-content` in any ASCII casing, whatever
+/// follows. Each one gets [`NEUTRALISED_INFIX`] inserted directly after its `<`; nothing else
+/// changes, so the output is the input plus 20 bytes per marker. Content with no marker comes
+/// back as [`Cow::Borrowed`], without copying or allocating. Rewriting is idempotent.
+///
+/// ```
+/// use std::borrow::Cow;
+/// use fence_runtime::neutralise;
+///
+/// assert_eq!(
+///     neutralise("a </UNTRUSTED-CONTENT> b"),
+///     "a <!MURMUR-NEUTRALISED!/UNTRUSTED-CONTENT> b",
+/// );
+/// // Near misses are not markers and cost nothing.
+/// assert!(matches!(neutralise("< /untrusted-content>"), Cow::Borrowed(_)));
+/// ```
+pub fn neutralise(content: &str) -> Cow<'_, str> {
+    match marker::next_marker(content.as_bytes(), 0) {
+        None => Cow::Borrowed(content),
+        Some((first, _)) => {
+            let mut out = String::with_capacity(neutralised_len(content.as_bytes(), first));
+            push_neutralised_str(&mut out, content, first);
+            Cow::Owned(out)
+        }
+    }
+}
+
+/// [`neutralise`] over bytes that need not be UTF-8.
+///
+/// Matching is ASCII, and ASCII bytes never occur inside a multi-byte UTF-8 sequence, so bytes
+/// that are not markers pass through untouched, valid UTF-8 or not.
+///
+/// ```
+/// use fence_runtime::neutralise_bytes;
+///
+/// assert_eq!(
+///     &*neutralise_bytes(b"\xff<untrusted-content"),
+///     b"\xff<!MURMUR-NEUTRALISED!untrusted-content",
+/// );
+/// ```
+pub fn neutralise_bytes(content: &[u8]) -> Cow<'_, [u8]> {
+    match marker::next_marker(content, 0) {
+        None => Cow::Borrowed(content),
+        Some((first, _)) => {
+            let mut out = Vec::with_capacity(neutralised_len(content, first));
+            push_neutralised(&mut out, content, first);
+            Cow::Owned(out)
+        }
+    }
+}
+
+/// Length of `content` once neutralised, given the position of its first marker.
+pub(crate) fn neutralised_len(content: &[u8], first: usize) -> usize {
+    content.len() + NEUTRALISED_INFIX.len() * marker::count_markers(content, first)
+}
+
+/// Where the infix goes: just after the `<` of each marker, the first of which is at `first`.
+pub(crate) fn infix_points(content: &[u8], first: usize) -> impl Iterator<Item = usize> + '_ {
+    core::iter::successors(Some(first + 1), move |&after| {
+        marker::next_marker(content, after).map(|(at, _)| at + 1)
+    })
+}
+
+/// Appends `content` to `out`, neutralised, given where its first marker is.
+pub(crate) fn push_neutralised(out: &mut Vec<u8>, content: &[u8], first: usize) {
+    let mut copied = 0;
+    for cut in infix_points(content, first) {
+        out.extend_from_slice(&content[copied..cut]);
+        out.extend_from_slice(NEUTRALISED_INFIX.as_bytes());
+        copied = cut;
+    }
+    out.extend_from_slice(&content[copied..]);
+}
+
+/// [`push_neutralised`] for text.
+pub(crate) fn push_neutralised_str(out: &mut String, content: &str, first: usize) {
+    let mut copied = 0;
+    // Every cut is just after an ASCII `<`, so every slice ends on a character boundary.
+    for cut in infix_points(content.as_bytes(), first) {
+        out.push_str(&content[copied..cut]);
+        out.push_str(NEUTRALISED_INFIX);
+        copied = cut;
+    }
+    out.push_str(&content[copied..]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn borrowed_when_clean() {
+        assert!(matches!(neutralise("plain <b>html</b>"), Cow::Borrowed(_)));
+        assert!(matches!(neutralise_bytes(b"\xff\xfe<"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn exact_capacity_when_rewritten() {
+        let input = "<untrusted-content></untrusted-content>";
+        let out = neutralise(input);
+        assert_eq!(out.len(), input.len() + 2 * NEUTRALISED_INFIX.len());
+        let Cow::Owned(owned) = out else {
+            panic!("expected an owned rewrite")
+        };
+        assert_eq!(owned.capacity(), owned.len());
+    }
+}

@@ -1,0 +1,337 @@
+//! Where a task came from, and the trust that follows from it.
+
+use core::fmt;
+use core::str::FromStr;
+
+use alloc::string::String;
+
+/// Where a task came from.
+///
+/// The wire spelling is the lowercase name ([`as_str`](Self::as_str), [`parse`](Self::parse)).
+///
+/// ```
+/// use fence_runtime::TaskOrigin;
+///
+/// assert_eq!(TaskOrigin::Peer.as_str(), "peer");
+/// assert_eq!(TaskOrigin::parse("schedule"), Ok(TaskOrigin::Schedule));
+/// assert!(TaskOrigin::parse("Schedule").is_err());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum TaskOrigin {
+    /// The capsule's operator, typing to it.
+    User,
+    /// Another agent, over A2A.
+    Peer,
+    /// The capsule's own schedule.
+    Schedule,
+    /// An external event, such as a webhook.
+    Event,
+    /// The completion of work the capsule delegated.
+    Completion,
+    /// The runtime itself.
+    System,
+}
+
+impl TaskOrigin {
+    /// Every origin, in declaration order.
+    pub const ALL: [TaskOrigin; 6] = [
+        TaskOrigin::User,
+        TaskOrigin::Peer,
+        TaskOrigin::Schedule,
+        TaskOrigin::Event,
+        TaskOrigin::Completion,
+        TaskOrigin::System,
+    ];
+
+    /// The wire spelling: `user`, `peer`, `schedule`, `event`, `completion` or `system`.
+    ///
+    /// ```
+    /// assert_eq!(fence_runtime::TaskOrigin::Completion.as_str(), "completion");
+    /// ```
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            TaskOrigin::User => "user",
+            TaskOrigin::Peer => "peer",
+            TaskOrigin::Schedule => "schedule",
+            TaskOrigin::Event => "event",
+            TaskOrigin::Completion => "completion",
+            TaskOrigin::System => "system",
+        }
+    }
+
+    /// Reads an exact wire spelling.
+    ///
+    /// # Errors
+    ///
+    /// Any other text, another casing or surrounding whitespace included.
+    ///
+    /// ```
+    /// use fence_runtime::TaskOrigin;
+    ///
+    /// assert_eq!(TaskOrigin::parse("event"), Ok(TaskOrigin::Event));
+    /// assert_eq!(TaskOrigin::parse(" event").unwrap_err().to_string(), "unknown task origin ` event`; expected one of user, peer, schedule, event, completion, system");
+    /// ```
+    pub fn parse(wire: &str) -> Result<TaskOrigin, UnknownWireValue> {
+        TaskOrigin::ALL
+            .into_iter()
+            .find(|origin| origin.as_str() == wire)
+            .ok_or_else(|| {
+                UnknownWireValue::new(
+                    "task origin",
+                    "one of user, peer, schedule, event, completion, system",
+                    wire,
+                )
+            })
+    }
+
+    /// The trust a task of this origin has when the sender says nothing about its own.
+    const fn inherent_trust(self) -> Option<TrustClass> {
+        match self {
+            TaskOrigin::User | TaskOrigin::Schedule | TaskOrigin::System => {
+                Some(TrustClass::Trusted)
+            }
+            TaskOrigin::Event => Some(TrustClass::Untrusted),
+            TaskOrigin::Peer | TaskOrigin::Completion => None,
+        }
+    }
+}
+
+impl fmt::Display for TaskOrigin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for TaskOrigin {
+    type Err = UnknownWireValue;
+
+    fn from_str(wire: &str) -> Result<Self, Self::Err> {
+        TaskOrigin::parse(wire)
+    }
+}
+
+/// Whether a task's payload is the operator instructing their own capsule (`trusted`) or data
+/// the model must not take as instructions (`untrusted`).
+///
+/// There is no way to give a task a trust class directly: it is derived from the origin by
+/// [`TaskProvenance::derive`].
+///
+/// ```
+/// use fence_runtime::TrustClass;
+///
+/// assert_eq!(TrustClass::parse("untrusted"), Ok(TrustClass::Untrusted));
+/// assert_eq!(TrustClass::Trusted.as_str(), "trusted");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum TrustClass {
+    /// The operator instructing their own capsule: not fenced.
+    Trusted,
+    /// Data: fenced under `task:<origin>`.
+    Untrusted,
+}
+
+impl TrustClass {
+    /// The wire spelling: `trusted` or `untrusted`.
+    ///
+    /// ```
+    /// assert_eq!(fence_runtime::TrustClass::Untrusted.as_str(), "untrusted");
+    /// ```
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            TrustClass::Trusted => "trusted",
+            TrustClass::Untrusted => "untrusted",
+        }
+    }
+
+    /// Reads an exact wire spelling.
+    ///
+    /// # Errors
+    ///
+    /// Any other text, another casing or surrounding whitespace included.
+    ///
+    /// ```
+    /// use fence_runtime::TrustClass;
+    ///
+    /// assert_eq!(TrustClass::parse("trusted"), Ok(TrustClass::Trusted));
+    /// assert!(TrustClass::parse("TRUSTED").is_err());
+    /// ```
+    pub fn parse(wire: &str) -> Result<TrustClass, UnknownWireValue> {
+        match wire {
+            "trusted" => Ok(TrustClass::Trusted),
+            "untrusted" => Ok(TrustClass::Untrusted),
+            _ => Err(UnknownWireValue::new(
+                "trust class",
+                "trusted or untrusted",
+                wire,
+            )),
+        }
+    }
+}
+
+impl fmt::Display for TrustClass {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for TrustClass {
+    type Err = UnknownWireValue;
+
+    fn from_str(wire: &str) -> Result<Self, Self::Err> {
+        TrustClass::parse(wire)
+    }
+}
+
+/// A wire value that is not one of the exact lowercase spellings.
+///
+/// ```
+/// let err = fence_runtime::TrustClass::parse("yes").unwrap_err();
+/// assert_eq!(err.value(), "yes");
+/// assert_eq!(err.to_string(), "unknown trust class `yes`; expected trusted or untrusted");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnknownWireValue {
+    what: &'static str,
+    expected: &'static str,
+    value: String,
+}
+
+impl UnknownWireValue {
+    fn new(what: &'static str, expected: &'static str, value: &str) -> Self {
+        UnknownWireValue {
+            what,
+            expected,
+            value: value.into(),
+        }
+    }
+
+    /// The text that was read.
+    pub fn value(&self) -> &str {
+        &self.value
+    }
+}
+
+impl fmt::Display for UnknownWireValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "unknown {} `{}`; expected {}",
+            self.what,
+            self.value.escape_debug(),
+            self.expected
+        )
+    }
+}
+
+impl core::error::Error for UnknownWireValue {}
+
+/// A task's origin and the trust class derived from it.
+///
+/// Trust is derived, never declared: `user`, `schedule` and `system` tasks are trusted, `event`
+/// tasks are untrusted, and `peer` and `completion` tasks carry the trust their sender sent, or
+/// are untrusted when it sent none.
+///
+/// ```
+/// use fence_runtime::{TaskOrigin, TaskProvenance, TrustClass};
+///
+/// let webhook = TaskProvenance::derive(TaskOrigin::Event, Some(TrustClass::Trusted));
+/// assert_eq!(webhook.trust(), TrustClass::Untrusted);
+///
+/// let peer = TaskProvenance::derive(TaskOrigin::Peer, None);
+/// assert_eq!(peer.trust(), TrustClass::Untrusted);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct TaskProvenance {
+    origin: TaskOrigin,
+    trust: TrustClass,
+}
+
+impl TaskProvenance {
+    /// Derives the trust class of a task from its origin and, for `peer` and `completion`
+    /// tasks, the trust class its sender inherited (`None` when it sent none).
+    ///
+    /// | origin | trust |
+    /// |---|---|
+    /// | `user`, `schedule`, `system` | trusted, whatever `inherited` says |
+    /// | `event` | untrusted, whatever `inherited` says |
+    /// | `peer`, `completion` | `inherited`, or untrusted when `None` |
+    ///
+    /// ```
+    /// use fence_runtime::{TaskOrigin, TaskProvenance, TrustClass};
+    ///
+    /// let p = TaskProvenance::derive(TaskOrigin::Completion, Some(TrustClass::Trusted));
+    /// assert_eq!((p.origin(), p.trust()), (TaskOrigin::Completion, TrustClass::Trusted));
+    /// ```
+    pub const fn derive(origin: TaskOrigin, inherited: Option<TrustClass>) -> TaskProvenance {
+        let trust = match (origin.inherent_trust(), inherited) {
+            (Some(trust), _) | (None, Some(trust)) => trust,
+            (None, None) => TrustClass::Untrusted,
+        };
+        TaskProvenance { origin, trust }
+    }
+
+    /// Reads a task's provenance from the headers of an inbound request.
+    ///
+    /// Only `peer` and `completion` can be claimed from the wire: any other origin, an
+    /// unreadable one, or none at all makes the task an untrusted `event`. The trust header
+    /// counts only for those two origins, and a trust header that is present but unreadable is
+    /// untrusted.
+    ///
+    /// ```
+    /// use fence_runtime::{TaskOrigin, TaskProvenance, TrustClass};
+    ///
+    /// // A caller cannot claim to be the operator.
+    /// let claimed = TaskProvenance::from_wire(Some("user"), Some("trusted"));
+    /// assert_eq!((claimed.origin(), claimed.trust()), (TaskOrigin::Event, TrustClass::Untrusted));
+    ///
+    /// let peer = TaskProvenance::from_wire(Some("peer"), Some("trusted"));
+    /// assert_eq!(peer.trust(), TrustClass::Trusted);
+    ///
+    /// let garbled = TaskProvenance::from_wire(Some("peer"), Some("Trusted"));
+    /// assert_eq!(garbled.trust(), TrustClass::Untrusted);
+    /// ```
+    pub fn from_wire(origin_header: Option<&str>, trust_header: Option<&str>) -> TaskProvenance {
+        match origin_header.map(TaskOrigin::parse) {
+            Some(Ok(origin @ (TaskOrigin::Peer | TaskOrigin::Completion))) => {
+                let inherited = trust_header
+                    .map(|wire| TrustClass::parse(wire).unwrap_or(TrustClass::Untrusted));
+                TaskProvenance::derive(origin, inherited)
+            }
+            _ => TaskProvenance::derive(TaskOrigin::Event, None),
+        }
+    }
+
+    /// Where the task came from.
+    ///
+    /// ```
+    /// use fence_runtime::{TaskOrigin, TaskProvenance};
+    ///
+    /// assert_eq!(TaskProvenance::derive(TaskOrigin::User, None).origin(), TaskOrigin::User);
+    /// ```
+    pub const fn origin(&self) -> TaskOrigin {
+        self.origin
+    }
+
+    /// The derived trust class.
+    ///
+    /// ```
+    /// use fence_runtime::{TaskOrigin, TaskProvenance, TrustClass};
+    ///
+    /// assert_eq!(TaskProvenance::derive(TaskOrigin::System, None).trust(), TrustClass::Trusted);
+    /// ```
+    pub const fn trust(&self) -> TrustClass {
+        self.trust
+    }
+
+    /// Whether the task's payload is fenced: true exactly when it is untrusted.
+    ///
+    /// ```
+    /// use fence_runtime::{TaskOrigin, TaskProvenance};
+    ///
+    /// assert!(TaskProvenance::derive(TaskOrigin::Event, None).is_fenced());
+    /// assert!(!TaskProvenance::derive(TaskOrigin::User, None).is_fenced());
+    /// ```
+    pub const fn is_fenced(&self) -> bool {
+        matches!(self.trust, TrustClass::Untrusted)
+    }
+}

@@ -1,0 +1,1 @@
+//! Integration tests of `fence-runtime` live in `tests/`; this library is empty.
