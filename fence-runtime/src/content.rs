@@ -3,7 +3,10 @@
 use alloc::string::String;
 use core::fmt;
 
+use alloc::vec::Vec;
+
 use crate::fence::{FencedBlock, fence};
+use crate::render::{ContentWriter, FencedTask, into_text};
 use crate::source::Source;
 use crate::trust::TaskProvenance;
 
@@ -123,6 +126,48 @@ impl ModelContent {
             ModelContent::from(fence(&Source::task(provenance.origin()), payload))
         } else {
             ModelContent::exempt(Exemption::TrustedTask, payload.into())
+        }
+    }
+
+    /// A task payload type's content: fenced under `task:<origin>` when the payload's derived
+    /// trust is untrusted, passed through as the trusted-task exemption when trusted.
+    ///
+    /// A payload that fails to render (its `Serialize` or `Display` implementation returns an
+    /// error) becomes the text of that error, fenced the same way.
+    ///
+    /// ```
+    /// # #[cfg(feature = "derive")] {
+    /// use fence_runtime::{Fenced, ModelContent, TaskOrigin, TaskProvenance, TrustClass};
+    ///
+    /// #[derive(Fenced)]
+    /// #[fence(task)]
+    /// struct Handoff {
+    ///     #[fence(provenance)]
+    ///     provenance: TaskProvenance,
+    ///     #[fence(content)]
+    ///     brief: String,
+    /// }
+    ///
+    /// let trusted_peer = TaskProvenance::derive(TaskOrigin::Peer, Some(TrustClass::Trusted));
+    /// let handoff = Handoff { provenance: trusted_peer, brief: "Draft the reply.".into() };
+    /// assert_eq!(ModelContent::from_task(&handoff).as_str(), "Draft the reply.");
+    /// # }
+    /// ```
+    pub fn from_task<T: FencedTask + ?Sized>(payload: &T) -> ModelContent {
+        let provenance = payload.provenance();
+        if provenance.is_fenced() {
+            let source = Source::task(provenance.origin());
+            let block = payload
+                .fence(&source)
+                .unwrap_or_else(|err| fence(&source, &alloc::string::ToString::to_string(&err)));
+            ModelContent::from(block)
+        } else {
+            let mut buf = Vec::new();
+            let text = match payload.render(&mut ContentWriter::unfenced(&mut buf)) {
+                Ok(()) => into_text(buf),
+                Err(err) => alloc::string::ToString::to_string(&err),
+            };
+            ModelContent::exempt(Exemption::TrustedTask, text)
         }
     }
 

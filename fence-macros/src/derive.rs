@@ -1,0 +1,324 @@
+//! Expands `#[derive(Fenced)]`.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{DeriveInput, Ident, Type, WhereClause, parse_quote};
+
+use crate::ast::{Container, Field, Shape, Variant};
+use crate::ctxt::Ctxt;
+use crate::valid;
+
+pub(crate) fn expand(input: TokenStream) -> TokenStream {
+    let input: DeriveInput = match syn::parse2(input) {
+        Ok(input) => input,
+        Err(err) => return err.to_compile_error(),
+    };
+    let cx = Ctxt::new();
+    let expanded = Container::from_ast(&cx, &input).map(|cont| {
+        valid::check(&cx, &cont);
+        (impls(&cont), stubs(&cont))
+    });
+    match (cx.check(), expanded) {
+        (Ok(()), Some((impls, _))) => impls,
+        (Err(err), Some((_, stubs))) => {
+            let errors = err.to_compile_error();
+            quote!(#errors #stubs)
+        }
+        (Err(err), None) => err.to_compile_error(),
+        (Ok(()), None) => unreachable!("a derive input with no container reported no error"),
+    }
+}
+
+// Input:
+//     #[derive(Fenced)]
+//     #[fence(task)]
+//     struct InboundEmail { #[fence(provenance)] provenance: TaskProvenance, #[fence(content)] body: String }
+//
+// Output:
+//     impl Fenced for InboundEmail {
+//         fn render(&self, out: &mut ContentWriter<'_>) -> Result<(), RenderError> {
+//             (&ContentField(&self.body)).render_field(out)   // text if `Fenced`, else JSON
+//         }
+//     }
+//     impl FencedTask for InboundEmail {
+//         fn provenance(&self) -> &TaskProvenance { &self.provenance }
+//     }
+//     impl From<InboundEmail> for ModelContent { .. ModelContent::from_task(&payload) .. }
+fn impls(cont: &Container<'_>) -> TokenStream {
+    let ident = cont.ident;
+    let (impl_generics, ty_generics, _) = cont.generics.split_for_impl();
+    let where_clause = where_with_bounds(cont);
+    let out = Ident::new("__out", Span::mixed_site());
+    let render = render_body(cont, &out);
+    let fixed_tool = cont.attrs.tool.get().map(|name| {
+        quote! {
+            fn fixed_tool() -> ::core::option::Option<&'static str> {
+                ::core::option::Option::Some(#name)
+            }
+        }
+    });
+    let fenced = quote! {
+        #[automatically_derived]
+        impl #impl_generics ::fence_runtime::__private::Fenced for #ident #ty_generics #where_clause {
+            fn render(
+                &self,
+                #out: &mut ::fence_runtime::__private::ContentWriter<'_>,
+            ) -> ::core::result::Result<(), ::fence_runtime::__private::RenderError> {
+                #render
+            }
+            #fixed_tool
+        }
+    };
+    let task = cont.attrs.task.is_set().then(|| {
+        let provenance = provenance_body(cont);
+        let payload = Ident::new("__payload", Span::mixed_site());
+        quote! {
+            #[automatically_derived]
+            impl #impl_generics ::fence_runtime::__private::FencedTask for #ident #ty_generics #where_clause {
+                fn provenance(&self) -> &::fence_runtime::__private::TaskProvenance {
+                    #provenance
+                }
+            }
+
+            #[automatically_derived]
+            impl #impl_generics ::core::convert::From<#ident #ty_generics>
+                for ::fence_runtime::__private::ModelContent #where_clause
+            {
+                fn from(#payload: #ident #ty_generics) -> Self {
+                    ::fence_runtime::__private::ModelContent::from_task(&#payload)
+                }
+            }
+        }
+    });
+    let tool = cont.attrs.tool.get().map(|name| {
+        let payload = Ident::new("__payload", Span::mixed_site());
+        quote! {
+            #[automatically_derived]
+            impl #impl_generics ::core::convert::From<#ident #ty_generics>
+                for ::fence_runtime::__private::ToolOutput #where_clause
+            {
+                fn from(#payload: #ident #ty_generics) -> Self {
+                    ::fence_runtime::__private::fixed_tool_output(&#payload, #name)
+                }
+            }
+        }
+    });
+    quote!(#fenced #task #tool)
+}
+
+/// The body of `render`.
+fn render_body(cont: &Container<'_>, out: &Ident) -> TokenStream {
+    let at_type = cont.ident.span();
+    if cont.attrs.display.is_set() {
+        return quote_spanned!(at_type=> ::fence_runtime::__private::render_display(self, #out));
+    }
+    let render_json = quote_spanned!(at_type=> ::fence_runtime::__private::render_json(self, #out));
+    let field = Ident::new("__field", Span::mixed_site());
+    let render_field = |ty: &Type| {
+        quote_spanned! {ty.span()=>
+            #[allow(unused_imports)]
+            use ::fence_runtime::__private::{RenderFieldFenced as _, RenderFieldJson as _};
+            (&::fence_runtime::__private::ContentField(#field)).render_field(#out)
+        }
+    };
+    match &cont.shape {
+        Shape::Struct(variant) => match variant.content() {
+            Some(content) => {
+                let member = &content.member;
+                let render_field = render_field(content.ty);
+                quote! {
+                    let #field = &self.#member;
+                    #render_field
+                }
+            }
+            None => render_json,
+        },
+        Shape::Enum(variants) if variants.iter().any(|v| v.content().is_some()) => {
+            let arms = variants.iter().map(|variant| {
+                let content = variant.content();
+                let pattern = variant_pattern(cont.ident, variant, content, &field);
+                let render_field = render_field(content.expect("checked by valid").ty);
+                quote!(#pattern => { #render_field })
+            });
+            quote! {
+                match self {
+                    #(#arms)*
+                }
+            }
+        }
+        Shape::Enum(_) => render_json,
+    }
+}
+
+/// The body of `FencedTask::provenance`.
+fn provenance_body(cont: &Container<'_>) -> TokenStream {
+    match &cont.shape {
+        Shape::Struct(variant) => {
+            let member = &variant.provenance().expect("checked by valid").member;
+            quote!(&self.#member)
+        }
+        Shape::Enum(variants) => {
+            let binding = Ident::new("__provenance", Span::mixed_site());
+            let arms = variants.iter().map(|variant| {
+                let pattern = variant_pattern(cont.ident, variant, variant.provenance(), &binding);
+                quote!(#pattern => #binding,)
+            });
+            quote! {
+                match self {
+                    #(#arms)*
+                }
+            }
+        }
+    }
+}
+
+/// `Enum::Variant { member: binding, .. }`, which matches tuple variants too.
+fn variant_pattern(
+    enum_ident: &Ident,
+    variant: &Variant<'_>,
+    field: Option<&Field<'_>>,
+    binding: &Ident,
+) -> TokenStream {
+    let ident = variant.ident.expect("an enum variant has a name");
+    let member = &field.expect("checked by valid").member;
+    quote!(#enum_ident::#ident { #member: #binding, .. })
+}
+
+/// The container's where clause plus the bounds rendering needs, each spanned where a failure
+/// should point.
+fn where_with_bounds(cont: &Container<'_>) -> Option<WhereClause> {
+    let generics = cont.generics;
+    if generics.type_params().next().is_none() && generics.const_params().next().is_none() {
+        // Nothing generic: the body's own calls name every unmet requirement, at the type.
+        return generics.where_clause.clone();
+    }
+    let ident = cont.ident;
+    let (_, ty_generics, _) = generics.split_for_impl();
+    let this: Type = parse_quote!(#ident #ty_generics);
+    let mut where_clause = generics
+        .where_clause
+        .clone()
+        .unwrap_or_else(|| parse_quote!(where));
+    if cont.attrs.display.is_set() {
+        where_clause.predicates.push(predicate_at(
+            ident.span(),
+            &quote!(#this: ::core::fmt::Display),
+        ));
+        return Some(where_clause);
+    }
+    let content_fields: Vec<&Field<'_>> = cont
+        .variants()
+        .iter()
+        .filter_map(Variant::content)
+        .collect();
+    if content_fields.is_empty() {
+        where_clause.predicates.push(predicate_at(
+            ident.span(),
+            &quote!(#this: ::fence_runtime::__private::RenderJson),
+        ));
+    }
+    for field in content_fields {
+        let ty = field.ty;
+        if !mentions_type_param(ty, generics) {
+            continue;
+        }
+        let bound = if is_type_param(ty, generics) {
+            quote!(#ty: ::fence_runtime::__private::Fenced)
+        } else {
+            quote!(#ty: ::fence_runtime::__private::RenderJson)
+        };
+        where_clause
+            .predicates
+            .push(predicate_at(ty.span(), &bound));
+    }
+    Some(where_clause)
+}
+
+/// A where predicate whose own tokens carry `span`, so an unmet bound points there.
+fn predicate_at(span: Span, predicate: &TokenStream) -> syn::WherePredicate {
+    syn::parse2(quote_spanned!(span=> #predicate)).expect("a where predicate")
+}
+
+fn is_type_param(ty: &Type, generics: &syn::Generics) -> bool {
+    match ty {
+        Type::Path(path) if path.qself.is_none() => path
+            .path
+            .get_ident()
+            .is_some_and(|ident| generics.type_params().any(|param| param.ident == *ident)),
+        _ => false,
+    }
+}
+
+fn mentions_type_param(ty: &Type, generics: &syn::Generics) -> bool {
+    use syn::visit::Visit;
+    struct Finder<'g> {
+        generics: &'g syn::Generics,
+        found: bool,
+    }
+    impl<'ast> Visit<'ast> for Finder<'_> {
+        fn visit_path(&mut self, path: &'ast syn::Path) {
+            if let Some(first) = path.segments.first() {
+                if self
+                    .generics
+                    .type_params()
+                    .any(|param| param.ident == first.ident)
+                {
+                    self.found = true;
+                }
+            }
+            syn::visit::visit_path(self, path);
+        }
+    }
+    let mut finder = Finder {
+        generics,
+        found: false,
+    };
+    finder.visit_type(ty);
+    finder.found
+}
+
+/// What to emit next to errors, so uses of the type elsewhere do not cascade into more.
+fn stubs(cont: &Container<'_>) -> TokenStream {
+    let ident = cont.ident;
+    let (impl_generics, ty_generics, where_clause) = cont.generics.split_for_impl();
+    let task = cont.attrs.task.is_set().then(|| {
+        quote! {
+            impl #impl_generics ::fence_runtime::__private::FencedTask for #ident #ty_generics #where_clause {
+                fn provenance(&self) -> &::fence_runtime::__private::TaskProvenance {
+                    ::core::unreachable!()
+                }
+            }
+            impl #impl_generics ::core::convert::From<#ident #ty_generics>
+                for ::fence_runtime::__private::ModelContent #where_clause
+            {
+                fn from(_: #ident #ty_generics) -> Self {
+                    ::core::unreachable!()
+                }
+            }
+        }
+    });
+    let tool = cont.attrs.tool.is_set().then(|| {
+        quote! {
+            impl #impl_generics ::core::convert::From<#ident #ty_generics>
+                for ::fence_runtime::__private::ToolOutput #where_clause
+            {
+                fn from(_: #ident #ty_generics) -> Self {
+                    ::core::unreachable!()
+                }
+            }
+        }
+    });
+    quote! {
+        impl #impl_generics ::fence_runtime::__private::Fenced for #ident #ty_generics #where_clause {
+            fn render(
+                &self,
+                _: &mut ::fence_runtime::__private::ContentWriter<'_>,
+            ) -> ::core::result::Result<(), ::fence_runtime::__private::RenderError> {
+                ::core::unreachable!()
+            }
+        }
+        #task
+        #tool
+    }
+}

@@ -1,0 +1,185 @@
+//! What macro expansions call. Not public API: no stability promise, hidden from docs.
+//!
+//! Expansions name these only as `::fence_runtime::__private::…`, so a user's own `Result`,
+//! `Option` or `mod core` cannot change what they mean.
+
+use core::fmt;
+
+pub use alloc::boxed::Box;
+pub use serde::Serialize;
+
+pub use crate::content::{ModelContent, ToolOutput};
+pub use crate::render::{ContentWriter, Fenced, FencedTask, RenderError};
+pub use crate::trust::TaskProvenance;
+
+use crate::fence::{FencedBlock, fence};
+use crate::source::Source;
+
+/// Renders `value` as compact JSON, straight into the writer.
+///
+/// # Errors
+///
+/// When `value`'s `Serialize` implementation fails (for example a map with non-string keys).
+pub fn render_json<T: RenderJson + ?Sized>(
+    value: &T,
+    out: &mut ContentWriter<'_>,
+) -> Result<(), RenderError> {
+    value.render_json(out)
+}
+
+/// Renders `value` with its `Display` implementation, straight into the writer.
+///
+/// # Errors
+///
+/// When `value`'s `Display` implementation returns an error.
+pub fn render_display<T: fmt::Display + ?Sized>(
+    value: &T,
+    out: &mut ContentWriter<'_>,
+) -> Result<(), RenderError> {
+    fmt::Write::write_fmt(out, format_args!("{value}"))?;
+    Ok(())
+}
+
+/// `serde::Serialize`, under a name whose failure message says what `#[derive(Fenced)]` needs.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` renders as JSON, but does not implement `serde::Serialize`",
+    label = "`#[derive(Fenced)]` renders this type as JSON by default",
+    note = "add `#[derive(serde::Serialize)]` to `{Self}`, or render it with `#[fence(display)]` or a `#[fence(content)]` field"
+)]
+pub trait RenderJson {
+    /// See [`render_json`].
+    ///
+    /// # Errors
+    ///
+    /// When serialisation fails.
+    fn render_json(&self, out: &mut ContentWriter<'_>) -> Result<(), RenderError>;
+}
+
+impl<T: Serialize + ?Sized> RenderJson for T {
+    fn render_json(&self, out: &mut ContentWriter<'_>) -> Result<(), RenderError> {
+        serde_json::to_writer(out, self).map_err(RenderError::new)
+    }
+}
+
+/// A `#[fence(content)]` field, for autoref dispatch: a field that is [`Fenced`] renders
+/// through it (a string as its text), any other field renders as JSON.
+#[derive(Debug)]
+pub struct ContentField<'a, T: ?Sized>(pub &'a T);
+
+/// The first choice for a content field: its own [`Fenced`] rendering.
+pub trait RenderFieldFenced {
+    /// Renders the field.
+    ///
+    /// # Errors
+    ///
+    /// When the field's rendering fails.
+    fn render_field(&self, out: &mut ContentWriter<'_>) -> Result<(), RenderError>;
+}
+
+impl<T: Fenced + ?Sized> RenderFieldFenced for ContentField<'_, T> {
+    fn render_field(&self, out: &mut ContentWriter<'_>) -> Result<(), RenderError> {
+        self.0.render(out)
+    }
+}
+
+/// The fallback for a content field: JSON.
+pub trait RenderFieldJson {
+    /// Renders the field.
+    ///
+    /// # Errors
+    ///
+    /// When serialisation fails.
+    fn render_field(&self, out: &mut ContentWriter<'_>) -> Result<(), RenderError>;
+}
+
+impl<T: RenderJson + ?Sized> RenderFieldJson for &ContentField<'_, T> {
+    fn render_field(&self, out: &mut ContentWriter<'_>) -> Result<(), RenderError> {
+        self.0.render_json(out)
+    }
+}
+
+/// Fences a rendered value; a value that fails to render becomes a fenced error, so a tool
+/// handler always hands the model something.
+fn fence_or_error<T: Fenced + ?Sized>(
+    source: &Source,
+    value: &T,
+) -> Result<FencedBlock, FencedBlock> {
+    value
+        .fence(source)
+        .map_err(|err| fence_display(source, &err))
+}
+
+fn fence_display<E: fmt::Display + ?Sized>(source: &Source, err: &E) -> FencedBlock {
+    struct Shown<'a, E: ?Sized>(&'a E);
+    impl<E: fmt::Display + ?Sized> Fenced for Shown<'_, E> {
+        fn render(&self, out: &mut ContentWriter<'_>) -> Result<(), RenderError> {
+            render_display(self.0, out)
+        }
+    }
+    Shown(err)
+        .fence(source)
+        .unwrap_or_else(|failed| fence(source, failed.message()))
+}
+
+/// The tool's source: the boundary's explicit name, else the payload's fixed tool, else the
+/// function's name.
+fn tool_source<T: Fenced>(explicit: Option<&'static str>, fn_name: &'static str) -> Source {
+    Source::tool(explicit.or_else(T::fixed_tool).unwrap_or(fn_name))
+}
+
+/// What a `#[fence_boundary]` tool handler may return.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be returned from a `#[fence_boundary]` tool handler",
+    label = "this return type cannot be fenced",
+    note = "return a type that implements `fence_runtime::Fenced` (a string, or a type with `#[derive(fence_runtime::Fenced)]`), or `Result<T, E>` with `T: Fenced` and `E: Display`"
+)]
+pub trait IntoToolOutput {
+    /// Fences the handler's result under `tool:<name>`.
+    fn into_tool_output(self, explicit: Option<&'static str>, fn_name: &'static str) -> ToolOutput;
+}
+
+impl<T: Fenced> IntoToolOutput for T {
+    fn into_tool_output(self, explicit: Option<&'static str>, fn_name: &'static str) -> ToolOutput {
+        let source = tool_source::<T>(explicit, fn_name);
+        match fence_or_error(&source, &self) {
+            Ok(block) => ToolOutput::ok(block),
+            Err(block) => ToolOutput::error(block),
+        }
+    }
+}
+
+impl<T: Fenced, E: fmt::Display> IntoToolOutput for Result<T, E> {
+    fn into_tool_output(self, explicit: Option<&'static str>, fn_name: &'static str) -> ToolOutput {
+        let source = tool_source::<T>(explicit, fn_name);
+        match self.map(|value| fence_or_error(&source, &value)) {
+            Ok(Ok(block)) => ToolOutput::ok(block),
+            Ok(Err(block)) => ToolOutput::error(block),
+            Err(err) => ToolOutput::error(fence_display(&source, &err)),
+        }
+    }
+}
+
+/// A payload with a fixed tool, as a tool output (`impl From<Payload> for ToolOutput`).
+pub fn fixed_tool_output<T: Fenced>(payload: &T, tool: &'static str) -> ToolOutput {
+    match fence_or_error(&Source::tool(tool), payload) {
+        Ok(block) => ToolOutput::ok(block),
+        Err(block) => ToolOutput::error(block),
+    }
+}
+
+/// What a `#[fence_boundary(task)]` handler returns, as model content.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a task payload",
+    label = "a `#[fence_boundary(task)]` fn must return a `#[fence(task)]` payload",
+    note = "add `#[derive(fence_runtime::Fenced)]` and `#[fence(task)]` to `{Self}`, with a `#[fence(provenance)] provenance: TaskProvenance` field"
+)]
+pub trait IntoTaskContent {
+    /// Fences the payload under `task:<origin>` when untrusted.
+    fn into_task_content(self) -> ModelContent;
+}
+
+impl<T: FencedTask> IntoTaskContent for T {
+    fn into_task_content(self) -> ModelContent {
+        ModelContent::from_task(&self)
+    }
+}
