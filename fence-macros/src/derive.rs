@@ -115,11 +115,16 @@ fn render_body(cont: &Container<'_>, out: &Ident) -> TokenStream {
     }
     let render_json = quote_spanned!(at_type=> ::fence_runtime::__private::render_json(self, #out));
     let field = Ident::new("__field", Span::mixed_site());
+    // Autoref dispatch: `ContentField<T>: RenderFieldFenced` when `T: Fenced`, else
+    // `&ContentField<T>: RenderFieldJson`. Only the method name carries the field type's span,
+    // so a type that is neither is reported there, and lints do not mistake the `&` for user
+    // code.
     let render_field = |ty: &Type| {
-        quote_spanned! {ty.span()=>
+        let method = Ident::new("render_field", ty.span());
+        quote! {
             #[allow(unused_imports)]
             use ::fence_runtime::__private::{RenderFieldFenced as _, RenderFieldJson as _};
-            (&::fence_runtime::__private::ContentField(#field)).render_field(#out)
+            (&::fence_runtime::__private::ContentField(#field)).#method(#out)
         }
     };
     match &cont.shape {
