@@ -56,9 +56,25 @@ impl Kind {
         }
     }
 
-    /// Turns the handler's own result into the fenced output, spanned at its return type so
-    /// an unfenceable type is reported there.
+    /// Turns the handler's own result into the fenced output. The trait is named through the
+    /// user's own return type tokens, so an unfenceable type is reported at that type.
     fn convert(&self, value: &syn::Ident, fn_name: &str, ret: &Type) -> TokenStream {
+        let (to_trait, method) = match self {
+            Kind::Tool { .. } => (
+                quote!(::fence_runtime::__private::IntoToolOutput),
+                quote!(into_tool_output),
+            ),
+            Kind::Task => (
+                quote!(::fence_runtime::__private::IntoTaskContent),
+                quote!(into_task_content),
+            ),
+        };
+        let function = if contains_impl_trait(ret) {
+            // `impl Trait` cannot be named in a path; the opaque type is still checked.
+            quote!(#to_trait::#method)
+        } else {
+            quote!(<#ret as #to_trait>::#method)
+        };
         match self {
             Kind::Tool { explicit } => {
                 let explicit = if let Some(name) = explicit {
@@ -66,15 +82,9 @@ impl Kind {
                 } else {
                     quote!(::core::option::Option::None)
                 };
-                quote_spanned! {ret.span()=>
-                    ::fence_runtime::__private::IntoToolOutput::into_tool_output(
-                        #value, #explicit, #fn_name,
-                    )
-                }
+                quote!(#function(#value, #explicit, #fn_name))
             }
-            Kind::Task => quote_spanned! {ret.span()=>
-                ::fence_runtime::__private::IntoTaskContent::into_task_content(#value)
-            },
+            Kind::Task => quote!(#function(#value)),
         }
     }
 }

@@ -34,8 +34,9 @@ impl Ctxt {
             .push(err);
     }
 
-    /// All errors, combined into one, or `Ok` when there were none.
-    pub(crate) fn check(self) -> Result<(), syn::Error> {
+    /// All errors, combined into one, or `Ok` when there were none. Call once, after the last
+    /// check that can report an error.
+    pub(crate) fn check(&self) -> Result<(), syn::Error> {
         let errors = self.errors.borrow_mut().take().expect("Ctxt checked twice");
         let mut errors = errors.into_iter();
         let Some(mut combined) = errors.next() else {

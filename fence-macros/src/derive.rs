@@ -15,18 +15,19 @@ pub(crate) fn expand(input: TokenStream) -> TokenStream {
         Err(err) => return err.to_compile_error(),
     };
     let cx = Ctxt::new();
-    let expanded = Container::from_ast(&cx, &input).map(|cont| {
-        valid::check(&cx, &cont);
-        (impls(&cont), stubs(&cont))
-    });
-    match (cx.check(), expanded) {
-        (Ok(()), Some((impls, _))) => impls,
-        (Err(err), Some((_, stubs))) => {
-            let errors = err.to_compile_error();
-            quote!(#errors #stubs)
+    let Some(cont) = Container::from_ast(&cx, &input) else {
+        return cx
+            .check()
+            .map_or_else(|err| err.to_compile_error(), |()| TokenStream::new());
+    };
+    valid::check(&cx, &cont);
+    match cx.check() {
+        Ok(()) => impls(&cont),
+        Err(err) => {
+            let mut tokens = err.to_compile_error();
+            tokens.extend(stubs(&cont));
+            tokens
         }
-        (Err(err), None) => err.to_compile_error(),
-        (Ok(()), None) => unreachable!("a derive input with no container reported no error"),
     }
 }
 

@@ -1,0 +1,9 @@
+use fence_runtime::Fenced;
+
+#[derive(Fenced)]
+struct Page {
+    #[fence(content, content)]
+    body: String,
+}
+
+fn main() {}

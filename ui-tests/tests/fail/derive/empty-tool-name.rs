@@ -1,0 +1,9 @@
+use fence_runtime::Fenced;
+
+#[derive(serde::Serialize, Fenced)]
+#[fence(tool = "")]
+struct Page {
+    body: String,
+}
+
+fn main() {}

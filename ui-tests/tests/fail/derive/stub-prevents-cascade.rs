@@ -1,0 +1,20 @@
+use fence_runtime::{Fenced, ModelContent, Source, TaskProvenance};
+
+#[derive(Fenced)]
+#[fence(task, sauce = "email")]
+struct InboundEmail {
+    #[fence(provenance)]
+    provenance: TaskProvenance,
+    #[fence(content)]
+    body: String,
+}
+
+fn deliver(email: InboundEmail) -> ModelContent {
+    // Uses of the type compile: only the attribute error above is reported.
+    let _ = email.fence(&Source::tool("mail"));
+    ModelContent::from(email)
+}
+
+fn main() {
+    let _ = deliver;
+}

@@ -1,0 +1,10 @@
+use fence_runtime::Fenced;
+
+#[derive(Fenced)]
+#[fence(task)]
+struct InboundEmail {
+    #[fence(content)]
+    body: String,
+}
+
+fn main() {}

@@ -1,0 +1,9 @@
+use fence_runtime::Fenced;
+
+#[derive(Fenced)]
+struct Page {
+    #[fence(contents)]
+    body: String,
+}
+
+fn main() {}

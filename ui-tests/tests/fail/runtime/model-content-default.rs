@@ -1,0 +1,5 @@
+use fence_runtime::ModelContent;
+
+fn main() {
+    let _content = ModelContent::default();
+}
