@@ -36,7 +36,10 @@ fn main() {
             println!("== what parse reads back ==");
             println!("source:  {}", read.source());
             println!("content: {} bytes", read.content().len());
-            let neutralised = read.content().matches(fence_runtime::NEUTRALISED_INFIX).count();
+            let neutralised = read
+                .content()
+                .matches(fence_runtime::NEUTRALISED_INFIX)
+                .count();
             println!("forged markers neutralised: {neutralised}");
             println!(
                 "content is the page plus 20 bytes per forgery: {}",
