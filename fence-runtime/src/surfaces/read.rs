@@ -264,7 +264,10 @@ impl Counts {
     /// assert_eq!(fence_runtime::surfaces::Counts::default().ok(), 0);
     /// ```
     pub fn ok(&self) -> usize {
-        self.read - self.skipped - self.failed
+        // The fields are public: saturate rather than panic if a caller edited them.
+        self.read
+            .saturating_sub(self.skipped)
+            .saturating_sub(self.failed)
     }
 }
 

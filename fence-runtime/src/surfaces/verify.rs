@@ -431,21 +431,17 @@ fn check(unit: &Unit<'_>, out: &mut Vec<FindingKind>) {
             });
         }
     }
-    match unit.kind {
-        ResultKind::ToolResult => {
-            if let Some(error) = markers.error() {
-                out.push(FindingKind::UnfencedToolResult { error });
-            }
+    if let Some(exemption) = unit.kind.exemption() {
+        if markers != Markers::Plain {
+            out.push(FindingKind::FenceOnExempt {
+                exemption,
+                markers: markers.source().map(ToString::to_string),
+            });
         }
-        ResultKind::SkillResult | ResultKind::HookArtifact | ResultKind::DispatchFailure => {
-            if !matches!(markers, Markers::Plain) {
-                out.push(FindingKind::FenceOnExempt {
-                    exemption: unit.kind.exemption().unwrap_or(Exemption::DispatchFailure),
-                    markers: markers.source().map(ToString::to_string),
-                });
-            }
+    } else if unit.kind == ResultKind::ToolResult {
+        if let Some(error) = markers.error() {
+            out.push(FindingKind::UnfencedToolResult { error });
         }
-        ResultKind::FailedCall | ResultKind::NotAResult => {}
     }
     let label = unit.label.source();
     let block = markers.source();
