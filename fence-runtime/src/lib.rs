@@ -107,6 +107,9 @@
 //!
 //! - `std` (default): `std::io::Write` for [`ContentWriter`]. Without it the crate needs only
 //!   `alloc`.
+//! - `serde` (default, implies `std`): the [`surfaces`] module — A2A artifact frames,
+//!   `conversation.jsonl` lines and `trace.jsonl` events, written from [`ModelContent`] so a
+//!   label cannot disagree with its bytes, and read and verified from any runtime version.
 #![no_std]
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -123,6 +126,8 @@ mod parse;
 mod render;
 mod source;
 mod stream;
+#[cfg(feature = "serde")]
+pub mod surfaces;
 mod trust;
 
 #[cfg(feature = "derive")]

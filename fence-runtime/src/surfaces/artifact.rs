@@ -1,0 +1,395 @@
+//! The A2A `artifact` frame: written from a `ToolOutput`, read tolerantly.
+
+use alloc::string::String;
+
+use serde::{Deserialize, Serialize};
+
+use super::Labelled;
+use super::read::{Label, Nullable, ReadError};
+use crate::content::ToolOutput;
+
+/// What the runtime knows about a call besides its content: the provider's id for it, how long
+/// it took, the exit status of a subprocess that ran to completion, and the tool's own truncated
+/// flag.
+///
+/// ```
+/// use fence_runtime::surfaces::CallMeta;
+///
+/// let call = CallMeta::new("toolu_01", 12).exit_code(0);
+/// assert_eq!(call.tool_call_id(), "toolu_01");
+/// assert_eq!(call.duration_ms(), 12);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct CallMeta<'a> {
+    tool_call_id: &'a str,
+    duration_ms: u64,
+    exit_code: Option<i32>,
+    truncated: bool,
+}
+
+impl<'a> CallMeta<'a> {
+    /// A call with no subprocess exit status whose result was not truncated.
+    ///
+    /// ```
+    /// let call = fence_runtime::surfaces::CallMeta::new("toolu_1", 0);
+    /// assert!(!call.is_truncated());
+    /// ```
+    pub const fn new(tool_call_id: &'a str, duration_ms: u64) -> CallMeta<'a> {
+        CallMeta {
+            tool_call_id,
+            duration_ms,
+            exit_code: None,
+            truncated: false,
+        }
+    }
+
+    /// The exit status of a subprocess that ran to completion.
+    ///
+    /// ```
+    /// let call = fence_runtime::surfaces::CallMeta::new("toolu_1", 3).exit_code(2);
+    /// assert_eq!(call.exit_code_value(), Some(2));
+    /// ```
+    #[must_use]
+    pub const fn exit_code(mut self, code: i32) -> CallMeta<'a> {
+        self.exit_code = Some(code);
+        self
+    }
+
+    /// The tool result's own truncated flag.
+    ///
+    /// ```
+    /// let call = fence_runtime::surfaces::CallMeta::new("toolu_1", 3).truncated(true);
+    /// assert!(call.is_truncated());
+    /// ```
+    #[must_use]
+    pub const fn truncated(mut self, truncated: bool) -> CallMeta<'a> {
+        self.truncated = truncated;
+        self
+    }
+
+    /// The provider's id for the call.
+    ///
+    /// ```
+    /// assert_eq!(fence_runtime::surfaces::CallMeta::new("toolu_9", 0).tool_call_id(), "toolu_9");
+    /// ```
+    pub const fn tool_call_id(&self) -> &'a str {
+        self.tool_call_id
+    }
+
+    /// How long the call took, in milliseconds.
+    ///
+    /// ```
+    /// assert_eq!(fence_runtime::surfaces::CallMeta::new("t", 40).duration_ms(), 40);
+    /// ```
+    pub const fn duration_ms(&self) -> u64 {
+        self.duration_ms
+    }
+
+    /// The subprocess exit status, if one ran to completion.
+    ///
+    /// ```
+    /// assert_eq!(fence_runtime::surfaces::CallMeta::new("t", 0).exit_code_value(), None);
+    /// ```
+    pub const fn exit_code_value(&self) -> Option<i32> {
+        self.exit_code
+    }
+
+    /// Whether the tool truncated its own result.
+    ///
+    /// ```
+    /// assert!(!fence_runtime::surfaces::CallMeta::new("t", 0).is_truncated());
+    /// ```
+    pub const fn is_truncated(&self) -> bool {
+        self.truncated
+    }
+}
+
+/// An A2A `artifact` SSE frame, ready to serialise: `{"id": <task id>, "artifact": {...}}` with
+/// every key of the artifact present, in the wire order, and `null` where a key does not apply.
+///
+/// It can only be built from a [`ToolOutput`], a skill's `skill.md` text or a hook's text, so
+/// `content` and `fence_source` always come from one value: a frame cannot carry a label that
+/// disagrees with its bytes, and `fence_source` is written on every frame.
+///
+/// ```
+/// use fence_runtime::{fence, Source, ToolOutput};
+/// use fence_runtime::surfaces::{ArtifactFrame, CallMeta};
+///
+/// let output = ToolOutput::ok(fence(&Source::tool("web-fetch"), "{\"status\":200}"));
+/// let frame = ArtifactFrame::tool_result("tsk_1", "web-fetch", &output, CallMeta::new("toolu_1", 8));
+/// assert_eq!(
+///     frame.to_json(),
+///     r#"{"id":"tsk_1","artifact":{"tool_name":"web-fetch","content":"<untrusted-content source=tool:web-fetch>\n{\"status\":200}\n</untrusted-content>","fence_source":"tool:web-fetch","tool_call_id":"toolu_1","is_error":false,"duration_ms":8,"exit_code":null,"truncated":false}}"#,
+/// );
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ArtifactFrame<'a> {
+    id: &'a str,
+    artifact: Artifact<'a>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+struct Artifact<'a> {
+    tool_name: &'a str,
+    content: &'a str,
+    fence_source: Option<&'a str>,
+    tool_call_id: Option<&'a str>,
+    is_error: bool,
+    duration_ms: Option<u64>,
+    exit_code: Option<i32>,
+    truncated: bool,
+}
+
+impl<'a> Artifact<'a> {
+    fn new(tool_name: &'a str, content: Labelled<'a>) -> Artifact<'a> {
+        Artifact {
+            tool_name,
+            content: content.text,
+            fence_source: content.fence,
+            tool_call_id: None,
+            is_error: false,
+            duration_ms: None,
+            exit_code: None,
+            truncated: false,
+        }
+    }
+}
+
+impl<'a> ArtifactFrame<'a> {
+    /// The frame of a tool call: the output's content and label, its error flag, and the
+    /// call's metadata.
+    ///
+    /// A dispatch failure or a refusal ([`ToolOutput::dispatch_failure`],
+    /// [`ToolOutput::refusal`]) never ran anything, so its `exit_code` is written as `null`
+    /// whatever `call` says: a non-null `exit_code` is how a reader knows a subprocess ran.
+    ///
+    /// ```
+    /// use fence_runtime::ToolOutput;
+    /// use fence_runtime::surfaces::{ArtifactFrame, CallMeta};
+    ///
+    /// let output = ToolOutput::dispatch_failure("tool 'no-such-tool' is not declared in manifest allowlist");
+    /// let frame = ArtifactFrame::tool_result("tsk_1", "no-such-tool", &output, CallMeta::new("toolu_03", 0));
+    /// assert_eq!(
+    ///     frame.to_json(),
+    ///     r#"{"id":"tsk_1","artifact":{"tool_name":"no-such-tool","content":"tool 'no-such-tool' is not declared in manifest allowlist","fence_source":null,"tool_call_id":"toolu_03","is_error":true,"duration_ms":0,"exit_code":null,"truncated":false}}"#,
+    /// );
+    /// ```
+    pub fn tool_result(
+        task_id: &'a str,
+        tool_name: &'a str,
+        output: &'a ToolOutput,
+        call: CallMeta<'a>,
+    ) -> ArtifactFrame<'a> {
+        let content = Labelled::of(output.content());
+        let ran = content.fence.is_some();
+        ArtifactFrame {
+            id: task_id,
+            artifact: Artifact {
+                tool_call_id: Some(call.tool_call_id),
+                is_error: output.is_error(),
+                duration_ms: Some(call.duration_ms),
+                exit_code: if ran { call.exit_code } else { None },
+                truncated: call.truncated,
+                ..Artifact::new(tool_name, content)
+            },
+        }
+    }
+
+    /// The frame of a declared skill's result: its `skill.md` text, which is never fenced.
+    ///
+    /// ```
+    /// use fence_runtime::surfaces::ArtifactFrame;
+    ///
+    /// let frame = ArtifactFrame::skill_result("tsk_1", "triage", "# Triage\n", "toolu_2", 1);
+    /// assert_eq!(frame.fence_source(), None);
+    /// assert!(frame.to_json().contains(r#""fence_source":null,"tool_call_id":"toolu_2","is_error":false,"duration_ms":1,"exit_code":null"#));
+    /// ```
+    pub fn skill_result(
+        task_id: &'a str,
+        skill_name: &'a str,
+        skill_doc: &'a str,
+        tool_call_id: &'a str,
+        duration_ms: u64,
+    ) -> ArtifactFrame<'a> {
+        ArtifactFrame {
+            id: task_id,
+            artifact: Artifact {
+                tool_call_id: Some(tool_call_id),
+                duration_ms: Some(duration_ms),
+                ..Artifact::new(skill_name, Labelled::exempt(skill_doc))
+            },
+        }
+    }
+
+    /// The frame of a hook artifact: the capsule operator's own declared hook speaking, never
+    /// fenced, with `tool_call_id` and `duration_ms` `null`.
+    ///
+    /// ```
+    /// use fence_runtime::surfaces::ArtifactFrame;
+    ///
+    /// let frame = ArtifactFrame::hook_artifact("tsk_1", "lint", "lint passed");
+    /// assert_eq!(
+    ///     frame.to_json(),
+    ///     r#"{"id":"tsk_1","artifact":{"tool_name":"lint","content":"lint passed","fence_source":null,"tool_call_id":null,"is_error":false,"duration_ms":null,"exit_code":null,"truncated":false}}"#,
+    /// );
+    /// ```
+    pub fn hook_artifact(task_id: &'a str, hook_name: &'a str, text: &'a str) -> ArtifactFrame<'a> {
+        ArtifactFrame {
+            id: task_id,
+            artifact: Artifact::new(hook_name, Labelled::exempt(text)),
+        }
+    }
+
+    /// The task id, the frame's top-level `id`.
+    ///
+    /// ```
+    /// use fence_runtime::surfaces::ArtifactFrame;
+    ///
+    /// assert_eq!(ArtifactFrame::hook_artifact("tsk_7", "h", "x").task_id(), "tsk_7");
+    /// ```
+    pub fn task_id(&self) -> &'a str {
+        self.id
+    }
+
+    /// The tool, skill or hook the frame reports.
+    ///
+    /// ```
+    /// use fence_runtime::surfaces::ArtifactFrame;
+    ///
+    /// assert_eq!(ArtifactFrame::hook_artifact("t", "lint", "x").tool_name(), "lint");
+    /// ```
+    pub fn tool_name(&self) -> &'a str {
+        self.artifact.tool_name
+    }
+
+    /// The bytes the model received, markers included.
+    ///
+    /// ```
+    /// use fence_runtime::surfaces::ArtifactFrame;
+    ///
+    /// assert_eq!(ArtifactFrame::hook_artifact("t", "lint", "ok").content(), "ok");
+    /// ```
+    pub fn content(&self) -> &'a str {
+        self.artifact.content
+    }
+
+    /// The source `content` is fenced under, or `None` (written as `null`).
+    ///
+    /// ```
+    /// use fence_runtime::{fence, Source, ToolOutput};
+    /// use fence_runtime::surfaces::{ArtifactFrame, CallMeta};
+    ///
+    /// let output = ToolOutput::ok(fence(&Source::tool("bash"), "hi"));
+    /// let frame = ArtifactFrame::tool_result("t", "bash", &output, CallMeta::new("c", 1));
+    /// assert_eq!(frame.fence_source(), Some("tool:bash"));
+    /// ```
+    pub fn fence_source(&self) -> Option<&'a str> {
+        self.artifact.fence_source
+    }
+
+    /// The frame as one line of compact JSON, keys in wire order.
+    ///
+    /// # Panics
+    ///
+    /// Never: a frame holds only strings, integers and booleans, which always serialise.
+    ///
+    /// ```
+    /// use fence_runtime::surfaces::ArtifactFrame;
+    ///
+    /// let json = ArtifactFrame::hook_artifact("t", "h", "line 1\nline 2").to_json();
+    /// assert!(!json.contains('\n'));
+    /// ```
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("an artifact frame always serialises")
+    }
+}
+
+/// An artifact frame as read from the wire, from any runtime version.
+///
+/// Only `artifact.content` is required. Unknown keys are ignored; a known key of the wrong type
+/// fails the frame with [`ReadError::Shape`].
+///
+/// ```
+/// use fence_runtime::surfaces::{read_frame, Label};
+///
+/// let frame = read_frame(r#"{"id":"task_01a0…","artifact":{"tool_name":"web-fetch","content":"<untrusted-content source=tool:web-fetch>\n{\"status\":200}\n</untrusted-content>","fence_source":"tool:web-fetch"}}"#)?;
+/// assert_eq!(frame.id.as_deref(), Some("task_01a0…"));
+/// assert_eq!(frame.artifact.fence_source, Label::Source("tool:web-fetch".into()));
+/// # Ok::<(), fence_runtime::surfaces::ReadError>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[non_exhaustive]
+pub struct ParsedFrame {
+    /// The task id.
+    #[serde(default)]
+    pub id: Option<String>,
+    /// The artifact.
+    pub artifact: ParsedArtifact,
+}
+
+/// The `artifact` object of a [`ParsedFrame`].
+///
+/// ```
+/// use fence_runtime::surfaces::{read_frame, Nullable};
+///
+/// let frame = read_frame(r#"{"artifact":{"tool_name":"bash","content":"x","exit_code":0,"duration_ms":3,"future_key":[1]}}"#)?;
+/// assert_eq!(frame.artifact.exit_code, Some(0));
+/// assert_eq!(frame.artifact.duration_ms, Nullable::Value(3));
+/// # Ok::<(), fence_runtime::surfaces::ReadError>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[non_exhaustive]
+pub struct ParsedArtifact {
+    /// The tool, skill or hook the frame reports.
+    #[serde(default)]
+    pub tool_name: Option<String>,
+    /// The bytes the model received.
+    pub content: String,
+    /// The label: [`Label::Absent`] on a frame from a runtime older than the field.
+    #[serde(default)]
+    pub fence_source: Label,
+    /// The provider's id for the call; `null` on a hook artifact.
+    #[serde(default)]
+    pub tool_call_id: Nullable<String>,
+    /// Whether the tool failed or the call never reached a tool.
+    #[serde(default)]
+    pub is_error: Option<bool>,
+    /// How long the call took; `null` on a hook artifact.
+    #[serde(default)]
+    pub duration_ms: Nullable<u64>,
+    /// The exit status of a subprocess that ran to completion.
+    #[serde(default)]
+    pub exit_code: Option<i32>,
+    /// The tool result's own truncated flag.
+    #[serde(default)]
+    pub truncated: Option<bool>,
+}
+
+/// Reads one artifact frame from its JSON text (an SSE event's `data`).
+///
+/// # Errors
+///
+/// [`ReadError::Json`] when the text is not one JSON value, [`ReadError::Shape`] when it is not
+/// a frame (no `artifact` object with a string `content`, or a known key of the wrong type).
+///
+/// ```
+/// use fence_runtime::surfaces::read_frame;
+///
+/// let frame = read_frame(r#"{"id":"tsk_1","artifact":{"content":"hi","fence_source":null}}"#)?;
+/// assert_eq!(frame.artifact.content, "hi");
+/// assert!(read_frame(r#"{"id":"tsk_1","artifact":{"content":7}}"#).is_err());
+/// # Ok::<(), fence_runtime::surfaces::ReadError>(())
+/// ```
+pub fn read_frame(json: &str) -> Result<ParsedFrame, ReadError> {
+    serde_json::from_str(json).map_err(|error| ReadError::from_json(&error))
+}
+
+/// Reads one artifact frame from bytes that may not be UTF-8.
+pub(crate) fn read_frame_bytes(json: &[u8]) -> Result<ParsedFrame, ReadError> {
+    match core::str::from_utf8(json) {
+        Ok(text) => read_frame(text),
+        Err(error) => Err(ReadError::NotUtf8 {
+            valid_up_to: error.valid_up_to(),
+        }),
+    }
+}

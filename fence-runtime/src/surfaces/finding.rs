@@ -1,0 +1,298 @@
+//! What the verifier reports: typed findings and where they were found.
+
+use alloc::string::String;
+use core::fmt;
+
+use crate::content::Exemption;
+use crate::parse::ParseError;
+
+/// The surface a finding was made on.
+///
+/// ```
+/// assert_eq!(fence_runtime::surfaces::Surface::Record.to_string(), "conversation record");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Surface {
+    /// The A2A SSE stream of `artifact` frames.
+    ArtifactStream,
+    /// `conversation.jsonl`.
+    Record,
+    /// `trace.jsonl`.
+    Trace,
+}
+
+impl fmt::Display for Surface {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Surface::ArtifactStream => "artifact stream",
+            Surface::Record => "conversation record",
+            Surface::Trace => "trace",
+        })
+    }
+}
+
+/// Where a finding was made: the surface, the 1-based line, and for a frame the `id:` of its
+/// SSE event.
+///
+/// ```
+/// use fence_runtime::surfaces::{Location, Surface};
+///
+/// let at = Location { surface: Surface::ArtifactStream, line: 3, frame_id: Some("1".into()) };
+/// assert_eq!(at.to_string(), "artifact stream, line 3 (frame id 1)");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Location {
+    /// The surface.
+    pub surface: Surface,
+    /// The 1-based line: for a frame, the line of its first `data:` field.
+    pub line: usize,
+    /// The SSE `id:` of a frame's event, when it had one.
+    pub frame_id: Option<String>,
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}, line {}", self.surface, self.line)?;
+        if let Some(id) = &self.frame_id {
+            write!(f, " (frame id {id})")?;
+        }
+        Ok(())
+    }
+}
+
+/// How a label is missing from fenced content.
+///
+/// ```
+/// assert_eq!(fence_runtime::surfaces::MissingLabel::Null.to_string(), "null");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MissingLabel {
+    /// The label is `null`.
+    Null,
+    /// The key is absent on a surface whose other units carry it.
+    Absent,
+}
+
+impl fmt::Display for MissingLabel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            MissingLabel::Null => "null",
+            MissingLabel::Absent => "absent",
+        })
+    }
+}
+
+/// Which marker a live marker is.
+///
+/// ```
+/// assert_eq!(fence_runtime::surfaces::MarkerKind::Closer.to_string(), "closing");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MarkerKind {
+    /// `<untrusted-content…`
+    Opener,
+    /// `</untrusted-content…`
+    Closer,
+}
+
+impl fmt::Display for MarkerKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            MarkerKind::Opener => "opening",
+            MarkerKind::Closer => "closing",
+        })
+    }
+}
+
+/// What is wrong (or, for [`UnknownSourceKind`](Self::UnknownSourceKind), worth knowing) about
+/// one unit of a surface.
+///
+/// ```
+/// use fence_runtime::surfaces::FindingKind;
+///
+/// let finding = FindingKind::OutputBytesMismatch { output_bytes: 10, actual: 56 };
+/// assert!(finding.is_error());
+/// assert_eq!(finding.name(), "output-bytes-mismatch");
+/// assert!(!FindingKind::UnknownSourceKind { source: "skill:x".into() }.is_error());
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum FindingKind {
+    /// A label names one source and the content's markers another.
+    LabelMismatch {
+        /// The source the label names.
+        label: String,
+        /// The source the opening marker names.
+        markers: String,
+    },
+    /// A label names a source, but the content is not a valid fenced block.
+    LabelOnInvalidBlock {
+        /// The source the label names.
+        label: String,
+        /// Why the content is not a block ([`ParseError::NoOpener`] for plain text).
+        error: ParseError,
+    },
+    /// The content is a fenced block, but its label is `null`, or absent where the surface
+    /// labels its units.
+    FenceWithoutLabel {
+        /// How the label is missing.
+        label: MissingLabel,
+        /// The source the opening marker names.
+        markers: String,
+    },
+    /// A fenced block holds a live marker other than its own opener and final closer: the
+    /// content was not neutralised, or the source name carries a marker.
+    LiveMarkerInBlock {
+        /// The byte offset of the marker's `<` in the content.
+        offset: usize,
+        /// Which marker it is.
+        marker: MarkerKind,
+    },
+    /// A tool result — a `tool` record line, a `tool_call` output, an artifact of a call that
+    /// reached a tool — that is not a valid fenced block.
+    UnfencedToolResult {
+        /// Why the content is not a block ([`ParseError::NoOpener`] for plain text).
+        error: ParseError,
+    },
+    /// A skill result, a hook artifact or a dispatch failure — never fenced — whose content
+    /// carries a fence: a valid block, or any live marker.
+    FenceOnExempt {
+        /// Which exemption the content falls under.
+        exemption: Exemption,
+        /// The source of the block, when the content is a valid one.
+        markers: Option<String>,
+    },
+    /// A trace event's `output_bytes` differs from the byte length of its `output`.
+    OutputBytesMismatch {
+        /// What the event says.
+        output_bytes: u64,
+        /// The byte length of `output`.
+        actual: u64,
+    },
+    /// A fence source that is neither `tool:` nor `task:<known origin>`, such as the reference
+    /// runtime's `skill:` or `member:`. Reported, but not an error.
+    UnknownSourceKind {
+        /// The source name.
+        source: String,
+    },
+}
+
+impl FindingKind {
+    /// Whether the finding is an error. Everything is, except
+    /// [`UnknownSourceKind`](Self::UnknownSourceKind).
+    ///
+    /// ```
+    /// use fence_runtime::surfaces::FindingKind;
+    /// use fence_runtime::ParseError;
+    ///
+    /// assert!(FindingKind::UnfencedToolResult { error: ParseError::NoOpener }.is_error());
+    /// ```
+    pub fn is_error(&self) -> bool {
+        !matches!(self, FindingKind::UnknownSourceKind { .. })
+    }
+
+    /// A stable kebab-case name for the kind.
+    ///
+    /// ```
+    /// use fence_runtime::surfaces::{FindingKind, MissingLabel};
+    ///
+    /// let kind = FindingKind::FenceWithoutLabel { label: MissingLabel::Null, markers: "tool:t".into() };
+    /// assert_eq!(kind.name(), "fence-without-label");
+    /// ```
+    pub fn name(&self) -> &'static str {
+        match self {
+            FindingKind::LabelMismatch { .. } => "label-mismatch",
+            FindingKind::LabelOnInvalidBlock { .. } => "label-on-invalid-block",
+            FindingKind::FenceWithoutLabel { .. } => "fence-without-label",
+            FindingKind::LiveMarkerInBlock { .. } => "live-marker-in-block",
+            FindingKind::UnfencedToolResult { .. } => "unfenced-tool-result",
+            FindingKind::FenceOnExempt { .. } => "fence-on-exempt",
+            FindingKind::OutputBytesMismatch { .. } => "output-bytes-mismatch",
+            FindingKind::UnknownSourceKind { .. } => "unknown-source-kind",
+        }
+    }
+}
+
+impl fmt::Display for FindingKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FindingKind::LabelMismatch { label, markers } => write!(
+                f,
+                "the label says `{label}` but the markers say `{markers}`"
+            ),
+            FindingKind::LabelOnInvalidBlock { label, error } => write!(
+                f,
+                "labelled `{label}` but the content is not a valid block: {error}"
+            ),
+            FindingKind::FenceWithoutLabel { label, markers } => {
+                write!(f, "content fenced under `{markers}` has a {label} label")
+            }
+            FindingKind::LiveMarkerInBlock { offset, marker } => write!(
+                f,
+                "a live {marker} marker at byte {offset} inside a fenced block"
+            ),
+            FindingKind::UnfencedToolResult { error } => {
+                write!(f, "a tool result carries no fence: {error}")
+            }
+            FindingKind::FenceOnExempt { exemption, markers } => {
+                write!(f, "{exemption} content, never fenced, carries a fence")?;
+                if let Some(source) = markers {
+                    write!(f, " under `{source}`")?;
+                }
+                Ok(())
+            }
+            FindingKind::OutputBytesMismatch {
+                output_bytes,
+                actual,
+            } => write!(
+                f,
+                "`output_bytes` is {output_bytes} but `output` is {actual} bytes"
+            ),
+            FindingKind::UnknownSourceKind { source } => write!(
+                f,
+                "fence source `{source}` is neither `tool:` nor `task:<known origin>`"
+            ),
+        }
+    }
+}
+
+/// One finding: what, and where.
+///
+/// ```
+/// use fence_runtime::surfaces::{read_record, verify_record, VerifyContext};
+///
+/// let record = read_record(br#"{"role":"tool","tool_call_id":"c1","is_error":false,"content":[{"type":"text","text":"raw page"}]}"#);
+/// let findings = verify_record(&record, &VerifyContext::new());
+/// assert_eq!(findings[0].to_string(), "conversation record, line 1: a tool result carries no fence: not a fenced block: the message does not start with `<untrusted-content source=`");
+/// assert!(findings[0].is_error());
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Finding {
+    /// Where it was found.
+    pub location: Location,
+    /// What was found.
+    pub kind: FindingKind,
+}
+
+impl Finding {
+    /// Whether the finding is an error; see [`FindingKind::is_error`].
+    ///
+    /// ```
+    /// use fence_runtime::surfaces::{Finding, FindingKind, Location, Surface};
+    ///
+    /// let finding = Finding {
+    ///     location: Location { surface: Surface::Trace, line: 1, frame_id: None },
+    ///     kind: FindingKind::UnknownSourceKind { source: "member:r".into() },
+    /// };
+    /// assert!(!finding.is_error());
+    /// ```
+    pub fn is_error(&self) -> bool {
+        self.kind.is_error()
+    }
+}
+
+impl fmt::Display for Finding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.location, self.kind)
+    }
+}

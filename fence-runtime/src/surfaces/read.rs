@@ -1,0 +1,383 @@
+//! What every reader reports: labels as read, line numbers, counts and per-line errors.
+
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+use core::fmt;
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Deserializer};
+
+/// A fence label as read from the wire: an artifact frame's `fence_source` or a record line's
+/// `fence`.
+///
+/// The three states are kept apart because they mean different things: `Null` says "this
+/// content is unfenced", `Absent` says "whoever wrote this did not label it" (an older runtime,
+/// or an unfenced record line).
+///
+/// ```
+/// use fence_runtime::surfaces::{read_frame, Label};
+///
+/// let frame = read_frame(r#"{"id":"t","artifact":{"content":"hi","fence_source":null}}"#)?;
+/// assert_eq!(frame.artifact.fence_source, Label::Null);
+/// let old = read_frame(r#"{"id":"t","artifact":{"content":"hi"}}"#)?;
+/// assert_eq!(old.artifact.fence_source, Label::Absent);
+/// # Ok::<(), fence_runtime::surfaces::ReadError>(())
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Label {
+    /// The key is not there.
+    #[default]
+    Absent,
+    /// The key is there, and `null`.
+    Null,
+    /// The key names a source.
+    Source(String),
+}
+
+impl Label {
+    /// The source name, when the label names one.
+    ///
+    /// ```
+    /// use fence_runtime::surfaces::Label;
+    ///
+    /// assert_eq!(Label::Source("tool:bash".into()).source(), Some("tool:bash"));
+    /// assert_eq!(Label::Null.source(), None);
+    /// ```
+    pub fn source(&self) -> Option<&str> {
+        match self {
+            Label::Source(source) => Some(source),
+            Label::Absent | Label::Null => None,
+        }
+    }
+
+    /// Whether the key is there at all, `null` or not.
+    ///
+    /// ```
+    /// use fence_runtime::surfaces::Label;
+    ///
+    /// assert!(Label::Null.is_present());
+    /// assert!(!Label::Absent.is_present());
+    /// ```
+    pub fn is_present(&self) -> bool {
+        !matches!(self, Label::Absent)
+    }
+}
+
+impl<'de> Deserialize<'de> for Label {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Ok(Option::<String>::deserialize(deserializer)?.map_or(Label::Null, Label::Source))
+    }
+}
+
+/// A key that a frame may carry as a value, as `null`, or not at all.
+///
+/// An artifact frame's `tool_call_id` and `duration_ms` are `null` on a hook artifact; a frame
+/// from an older runtime may not carry them at all, which says nothing about hooks.
+///
+/// ```
+/// use fence_runtime::surfaces::{read_frame, Nullable};
+///
+/// let frame = read_frame(r#"{"id":"t","artifact":{"content":"","tool_call_id":null}}"#)?;
+/// assert_eq!(frame.artifact.tool_call_id, Nullable::Null);
+/// assert_eq!(frame.artifact.duration_ms, Nullable::Absent);
+/// # Ok::<(), fence_runtime::surfaces::ReadError>(())
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Nullable<T> {
+    /// The key is not there.
+    #[default]
+    Absent,
+    /// The key is there, and `null`.
+    Null,
+    /// The key holds a value.
+    Value(T),
+}
+
+impl<T> Nullable<T> {
+    /// The value, when there is one.
+    ///
+    /// ```
+    /// use fence_runtime::surfaces::Nullable;
+    ///
+    /// assert_eq!(Nullable::Value(12).value(), Some(&12));
+    /// assert_eq!(Nullable::<u64>::Null.value(), None);
+    /// ```
+    pub fn value(&self) -> Option<&T> {
+        match self {
+            Nullable::Value(value) => Some(value),
+            Nullable::Absent | Nullable::Null => None,
+        }
+    }
+
+    /// Whether the key is there and `null`.
+    ///
+    /// ```
+    /// use fence_runtime::surfaces::Nullable;
+    ///
+    /// assert!(Nullable::<u64>::Null.is_null());
+    /// assert!(!Nullable::<u64>::Absent.is_null());
+    /// ```
+    pub fn is_null(&self) -> bool {
+        matches!(self, Nullable::Null)
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Nullable<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Ok(Option::<T>::deserialize(deserializer)?.map_or(Nullable::Null, Nullable::Value))
+    }
+}
+
+/// Why one line (or one SSE event) could not be read.
+///
+/// ```
+/// use fence_runtime::surfaces::{read_frame, ReadError};
+///
+/// assert!(matches!(read_frame("{"), Err(ReadError::Json { .. })));
+/// assert!(matches!(read_frame(r#"{"artifact":{}}"#), Err(ReadError::Shape(_))));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ReadError {
+    /// The bytes are not UTF-8; the first `valid_up_to` bytes of the line are.
+    NotUtf8 {
+        /// How many bytes of the line are valid UTF-8.
+        valid_up_to: usize,
+    },
+    /// The text is not one JSON value.
+    Json {
+        /// What the JSON parser said.
+        message: String,
+        /// The 1-based column where it gave up.
+        column: usize,
+    },
+    /// The JSON is not the surface's shape: a required key is missing, or a known key has the
+    /// wrong type.
+    Shape(String),
+}
+
+impl ReadError {
+    pub(crate) fn from_json(error: &serde_json::Error) -> ReadError {
+        match error.classify() {
+            serde_json::error::Category::Data => ReadError::Shape(error.to_string()),
+            serde_json::error::Category::Io
+            | serde_json::error::Category::Syntax
+            | serde_json::error::Category::Eof => ReadError::Json {
+                message: error.to_string(),
+                column: error.column(),
+            },
+        }
+    }
+}
+
+impl fmt::Display for ReadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ReadError::NotUtf8 { valid_up_to } => {
+                write!(f, "not UTF-8 after byte {valid_up_to}")
+            }
+            ReadError::Json { message, .. } => write!(f, "not JSON: {message}"),
+            ReadError::Shape(message) => write!(f, "unexpected shape: {message}"),
+        }
+    }
+}
+
+impl core::error::Error for ReadError {}
+
+/// A [`ReadError`] and the 1-based line it happened on.
+///
+/// ```
+/// use fence_runtime::surfaces::read_record;
+///
+/// let report = read_record(b"{\"role\":\"user\",\"content\":[]}\n{oops\n");
+/// assert_eq!(report.errors[0].line, 2);
+/// assert!(report.errors[0].to_string().starts_with("line 2: not JSON"));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct LineError {
+    /// The 1-based line number.
+    pub line: usize,
+    /// What went wrong.
+    pub error: ReadError,
+}
+
+impl fmt::Display for LineError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "line {}: {}", self.line, self.error)
+    }
+}
+
+impl core::error::Error for LineError {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        Some(&self.error)
+    }
+}
+
+/// A value read from a surface and the 1-based line it starts on.
+///
+/// ```
+/// use fence_runtime::surfaces::read_record;
+///
+/// let report = read_record(b"\n{\"role\":\"user\",\"content\":[]}\n");
+/// assert_eq!(report.items[0].line, 2);
+/// assert_eq!(report.items[0].value.role, "user");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct Located<T> {
+    /// The 1-based line number. For an SSE event, the line of its first `data:` field.
+    pub line: usize,
+    /// What was read there.
+    pub value: T,
+}
+
+/// How many units a reader read, skipped and failed to read.
+///
+/// The unit is a line for `conversation.jsonl` and `trace.jsonl` and an event (a block ended by
+/// a blank line) for an SSE stream. Every unit read is exactly one of: an item, skipped, or
+/// failed, so `read == ok() + skipped + failed` always holds.
+///
+/// ```
+/// use fence_runtime::surfaces::read_record;
+///
+/// let report = read_record(b"{\"type\":\"murmur.record\"}\n{\"role\":\"user\",\"content\":[]}\n[\n");
+/// assert_eq!((report.counts.read, report.counts.skipped, report.counts.failed), (3, 1, 1));
+/// assert_eq!(report.counts.ok(), 1);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct Counts {
+    /// Units read, whatever became of them.
+    pub read: usize,
+    /// Units passed over on purpose: blank lines, a record's header, lines with no string
+    /// `role`, trace events other than `tool_call` and `skill_call`, SSE events of other types.
+    pub skipped: usize,
+    /// Units that could not be read; each has a [`LineError`].
+    pub failed: usize,
+}
+
+impl Counts {
+    /// Units read into an item: `read - skipped - failed`.
+    ///
+    /// ```
+    /// assert_eq!(fence_runtime::surfaces::Counts::default().ok(), 0);
+    /// ```
+    pub fn ok(&self) -> usize {
+        // The fields are public: saturate rather than panic if a caller edited them.
+        self.read
+            .saturating_sub(self.skipped)
+            .saturating_sub(self.failed)
+    }
+}
+
+/// What a reader made of a whole surface: the items, in order, with their line numbers; the
+/// counts; and one error per failed unit, in order.
+///
+/// `items.len() == counts.ok()` and `errors.len() == counts.failed` always hold. Reading never
+/// stops at a bad line.
+///
+/// ```
+/// use fence_runtime::surfaces::read_trace;
+///
+/// let report = read_trace(b"not json\n{\"event_type\":\"turn_start\"}\n");
+/// assert!(report.items.is_empty());
+/// assert_eq!(report.counts.failed, 1);
+/// assert_eq!(report.counts.skipped, 1);
+/// assert_eq!(report.errors[0].line, 1);
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct Report<T> {
+    /// What was read, in order.
+    pub items: Vec<Located<T>>,
+    /// How many units were read, skipped and failed.
+    pub counts: Counts,
+    /// One error per failed unit, in order.
+    pub errors: Vec<LineError>,
+}
+
+impl<T> Default for Report<T> {
+    fn default() -> Self {
+        Report {
+            items: Vec::new(),
+            counts: Counts::default(),
+            errors: Vec::new(),
+        }
+    }
+}
+
+impl<T> Report<T> {
+    pub(crate) fn push_item(&mut self, line: usize, value: T) {
+        self.counts.read += 1;
+        self.items.push(Located { line, value });
+    }
+
+    pub(crate) fn push_skipped(&mut self) {
+        self.counts.read += 1;
+        self.counts.skipped += 1;
+    }
+
+    pub(crate) fn push_failed(&mut self, line: usize, error: ReadError) {
+        self.counts.read += 1;
+        self.counts.failed += 1;
+        self.errors.push(LineError { line, error });
+    }
+}
+
+/// What a JSONL reader made of one line.
+pub(crate) enum Outcome<T> {
+    Item(T),
+    Skip,
+    Fail(ReadError),
+}
+
+/// Reads `bytes` as lines ended by `\n` (a `\r` before it is dropped), skipping blank lines and
+/// handing every other line, as UTF-8, to `read_line`.
+pub(crate) fn read_jsonl<T>(
+    bytes: &[u8],
+    mut read_line: impl FnMut(&str) -> Outcome<T>,
+) -> Report<T> {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    let mut report = Report::default();
+    let body = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+    if bytes.is_empty() {
+        return report;
+    }
+    for (index, line) in body.split(|&b| b == b'\n').enumerate() {
+        let number = index + 1;
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.iter().all(u8::is_ascii_whitespace) {
+            report.push_skipped();
+            continue;
+        }
+        let text = match core::str::from_utf8(line) {
+            Ok(text) => text,
+            Err(error) => {
+                report.push_failed(
+                    number,
+                    ReadError::NotUtf8 {
+                        valid_up_to: error.valid_up_to(),
+                    },
+                );
+                continue;
+            }
+        };
+        match read_line(text) {
+            Outcome::Item(item) => report.push_item(number, item),
+            Outcome::Skip => report.push_skipped(),
+            Outcome::Fail(error) => report.push_failed(number, error),
+        }
+    }
+    report
+}
+
+/// Parses one line as a JSON value.
+pub(crate) fn parse_value(line: &str) -> Result<serde_json::Value, ReadError> {
+    serde_json::from_str(line).map_err(|error| ReadError::from_json(&error))
+}
+
+/// Reads a JSON value as `T`, reporting a mismatch as [`ReadError::Shape`].
+pub(crate) fn from_value<T: DeserializeOwned>(value: serde_json::Value) -> Result<T, ReadError> {
+    serde_json::from_value(value).map_err(|error| ReadError::Shape(error.to_string()))
+}

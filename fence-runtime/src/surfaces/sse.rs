@@ -1,0 +1,352 @@
+//! The A2A stream: artifact frames as Server-Sent Events, written and read.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+use std::io;
+
+use super::artifact::{ArtifactFrame, ParsedFrame, read_frame_bytes};
+use super::read::{ReadError, Report};
+
+/// Writes artifact frames as SSE events: `event: artifact`, `id: N` (numbered from 1),
+/// `data: <frame JSON>` and a blank line.
+///
+/// A frame's JSON is one line (newlines in content are escaped), so each event has exactly one
+/// `data:` line.
+///
+/// ```
+/// use fence_runtime::surfaces::{ArtifactFrame, SseEncoder};
+///
+/// let mut encoder = SseEncoder::new();
+/// let event = encoder.encode(&ArtifactFrame::hook_artifact("tsk_1", "lint", "ok"));
+/// assert_eq!(
+///     event,
+///     "event: artifact\nid: 1\ndata: {\"id\":\"tsk_1\",\"artifact\":{\"tool_name\":\"lint\",\"content\":\"ok\",\"fence_source\":null,\"tool_call_id\":null,\"is_error\":false,\"duration_ms\":null,\"exit_code\":null,\"truncated\":false}}\n\n",
+/// );
+/// assert_eq!(encoder.next_id(), 2);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SseEncoder {
+    next_id: u64,
+}
+
+impl Default for SseEncoder {
+    fn default() -> Self {
+        SseEncoder::new()
+    }
+}
+
+impl SseEncoder {
+    /// The comment the runtime sends to keep a connection open; readers skip it.
+    pub const HEARTBEAT: &'static str = ":heartbeat\n\n";
+
+    /// An encoder whose first frame gets `id: 1`.
+    ///
+    /// ```
+    /// assert_eq!(fence_runtime::surfaces::SseEncoder::new().next_id(), 1);
+    /// ```
+    pub const fn new() -> SseEncoder {
+        SseEncoder { next_id: 1 }
+    }
+
+    /// The `id` the next frame gets.
+    ///
+    /// ```
+    /// use fence_runtime::surfaces::{ArtifactFrame, SseEncoder};
+    ///
+    /// let mut encoder = SseEncoder::new();
+    /// encoder.encode(&ArtifactFrame::hook_artifact("t", "h", "x"));
+    /// assert_eq!(encoder.next_id(), 2);
+    /// ```
+    pub const fn next_id(&self) -> u64 {
+        self.next_id
+    }
+
+    /// The next event, as text.
+    ///
+    /// ```
+    /// use fence_runtime::surfaces::{ArtifactFrame, SseEncoder};
+    ///
+    /// let mut encoder = SseEncoder::new();
+    /// encoder.encode(&ArtifactFrame::hook_artifact("t", "h", "x"));
+    /// assert!(encoder.encode(&ArtifactFrame::hook_artifact("t", "h", "y")).starts_with("event: artifact\nid: 2\ndata: {"));
+    /// ```
+    pub fn encode(&mut self, frame: &ArtifactFrame<'_>) -> String {
+        let json = frame.to_json();
+        let id = self.next_id;
+        self.next_id += 1;
+        alloc::format!("event: artifact\nid: {id}\ndata: {json}\n\n")
+    }
+
+    /// Writes the next event to `out`.
+    ///
+    /// # Errors
+    ///
+    /// The error `out` returns.
+    ///
+    /// ```
+    /// use fence_runtime::surfaces::{ArtifactFrame, SseEncoder};
+    ///
+    /// let mut out = Vec::new();
+    /// let mut encoder = SseEncoder::new();
+    /// encoder.write_frame(&mut out, &ArtifactFrame::hook_artifact("t", "h", "x"))?;
+    /// SseEncoder::write_heartbeat(&mut out)?;
+    /// assert!(out.ends_with(b"}}\n\n:heartbeat\n\n"));
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn write_frame<W: io::Write>(
+        &mut self,
+        mut out: W,
+        frame: &ArtifactFrame<'_>,
+    ) -> io::Result<()> {
+        out.write_all(self.encode(frame).as_bytes())
+    }
+
+    /// Writes a `:heartbeat` comment to `out`.
+    ///
+    /// # Errors
+    ///
+    /// The error `out` returns.
+    ///
+    /// ```
+    /// let mut out = Vec::new();
+    /// fence_runtime::surfaces::SseEncoder::write_heartbeat(&mut out)?;
+    /// assert_eq!(out, b":heartbeat\n\n");
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn write_heartbeat<W: io::Write>(mut out: W) -> io::Result<()> {
+        out.write_all(Self::HEARTBEAT.as_bytes())
+    }
+}
+
+/// An artifact frame read from an SSE stream, with the `id:` its event carried.
+///
+/// ```
+/// let report = fence_runtime::surfaces::read_sse(
+///     b"event: artifact\nid: 4\ndata: {\"artifact\":{\"content\":\"x\"}}\n\n",
+/// );
+/// assert_eq!(report.items[0].value.id.as_deref(), Some("4"));
+/// assert_eq!(report.items[0].line, 3);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct StreamFrame {
+    /// The `id:` field of the frame's own event, if it had one. Unlike a browser's
+    /// `lastEventId`, an event without an `id:` line does not inherit the previous one, so a
+    /// finding never points at the wrong frame.
+    pub id: Option<String>,
+    /// The frame.
+    pub frame: ParsedFrame,
+}
+
+/// What [`read_sse`] and [`SseReader`] made of a stream. The unit of the counts is an event.
+pub type StreamReport = Report<StreamFrame>;
+
+/// An incremental reader of an A2A SSE stream: feed it bytes as they arrive, in chunks of any
+/// size, and it reads the `artifact` frames.
+///
+/// It follows the HTML Server-Sent Events rules as far as this stream needs them: lines end
+/// with CRLF, LF or CR; a leading byte-order mark is dropped; a line starting with `:` is a
+/// comment (the runtime's `:heartbeat`) and is ignored; `field: value` with one optional space
+/// after the colon stripped; `data:` lines are joined with `\n`; a blank line dispatches the
+/// event; an event with no `data:` line dispatches nothing; an event's type defaults to
+/// `message`. Events of any type but `artifact` are skipped and counted.
+///
+/// Two choices go beyond the HTML rules, so that nothing is lost: an event still open at the end
+/// of the input is dispatched rather than dropped, and an event holding a field line that is not
+/// UTF-8 fails with [`ReadError::NotUtf8`] rather than being decoded with replacement
+/// characters.
+///
+/// ```
+/// use fence_runtime::surfaces::SseReader;
+///
+/// let mut reader = SseReader::new();
+/// reader.push(b":heartbeat\n\nevent: artifact\r\nid: 1\r\ndata: {\"artifact\":");
+/// reader.push(b"{\"content\":\"hi\"}}\r\n\r\nevent: status\ndata: {}\n\n");
+/// let report = reader.finish();
+/// assert_eq!(report.items.len(), 1);
+/// assert_eq!(report.items[0].value.frame.artifact.content, "hi");
+/// assert_eq!((report.counts.read, report.counts.skipped), (2, 1));
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct SseReader {
+    line: Vec<u8>,
+    line_number: usize,
+    after_cr: bool,
+    event: PendingEvent,
+    report: StreamReport,
+}
+
+#[derive(Clone, Debug, Default)]
+struct PendingEvent {
+    kind: Option<String>,
+    id: Option<String>,
+    data: Vec<u8>,
+    has_data: bool,
+    first_data_line: usize,
+    not_utf8: Option<(usize, usize)>,
+}
+
+impl SseReader {
+    /// A reader at the start of a stream.
+    ///
+    /// ```
+    /// assert_eq!(fence_runtime::surfaces::SseReader::new().report().counts.read, 0);
+    /// ```
+    pub fn new() -> SseReader {
+        SseReader::default()
+    }
+
+    /// Reads the next chunk of the stream.
+    ///
+    /// ```
+    /// use fence_runtime::surfaces::SseReader;
+    ///
+    /// let mut reader = SseReader::new();
+    /// for byte in b"event: artifact\ndata: {\"artifact\":{\"content\":\"x\"}}\n\n" {
+    ///     reader.push(&[*byte]);
+    /// }
+    /// assert_eq!(reader.report().items.len(), 1);
+    /// ```
+    pub fn push(&mut self, mut chunk: &[u8]) {
+        if self.after_cr && !chunk.is_empty() {
+            // The `\n` of a CRLF split across chunks.
+            self.after_cr = false;
+            if let Some(rest) = chunk.strip_prefix(b"\n") {
+                chunk = rest;
+            }
+        }
+        while let Some(end) = memchr::memchr2(b'\n', b'\r', chunk) {
+            self.line.extend_from_slice(&chunk[..end]);
+            self.end_line();
+            let mut next = end + 1;
+            if chunk[end] == b'\r' {
+                match chunk.get(next) {
+                    Some(b'\n') => next += 1,
+                    Some(_) => {}
+                    None => self.after_cr = true,
+                }
+            }
+            chunk = &chunk[next..];
+        }
+        self.line.extend_from_slice(chunk);
+    }
+
+    /// What has been read so far.
+    ///
+    /// ```
+    /// use fence_runtime::surfaces::SseReader;
+    ///
+    /// let mut reader = SseReader::new();
+    /// reader.push(b"event: ping\ndata: 1\n\n");
+    /// assert_eq!(reader.report().counts.skipped, 1);
+    /// ```
+    pub fn report(&self) -> &StreamReport {
+        &self.report
+    }
+
+    /// Ends the stream: reads a last line with no line ending, dispatches an event still open,
+    /// and returns the report.
+    ///
+    /// ```
+    /// use fence_runtime::surfaces::SseReader;
+    ///
+    /// let mut reader = SseReader::new();
+    /// reader.push(b"event: artifact\ndata: {\"artifact\":{\"content\":\"cut off\"}}");
+    /// assert_eq!(reader.finish().items.len(), 1);
+    /// ```
+    pub fn finish(mut self) -> StreamReport {
+        if !self.line.is_empty() {
+            self.end_line();
+        }
+        self.dispatch();
+        self.report
+    }
+
+    fn end_line(&mut self) {
+        self.line_number += 1;
+        let mut line = core::mem::take(&mut self.line);
+        let mut text: &[u8] = &line;
+        if self.line_number == 1 {
+            text = text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(text);
+        }
+        if text.is_empty() {
+            self.dispatch();
+        } else if text[0] != b':' {
+            self.field(text);
+        }
+        line.clear();
+        self.line = line;
+    }
+
+    fn field(&mut self, text: &[u8]) {
+        let (name, value) = match memchr::memchr(b':', text) {
+            Some(colon) => {
+                let value = &text[colon + 1..];
+                (&text[..colon], value.strip_prefix(b" ").unwrap_or(value))
+            }
+            None => (text, &b""[..]),
+        };
+        let number = self.line_number;
+        let event = &mut self.event;
+        if let Err(error) = core::str::from_utf8(text) {
+            event.not_utf8.get_or_insert((number, error.valid_up_to()));
+        }
+        match name {
+            b"event" => event.kind = Some(String::from_utf8_lossy(value).into_owned()),
+            b"data" => {
+                if !event.has_data {
+                    event.has_data = true;
+                    event.first_data_line = number;
+                }
+                event.data.extend_from_slice(value);
+                event.data.push(b'\n');
+            }
+            b"id" if !value.contains(&0) => {
+                event.id = Some(String::from_utf8_lossy(value).into_owned());
+            }
+            _ => {}
+        }
+    }
+
+    fn dispatch(&mut self) {
+        let mut event = core::mem::take(&mut self.event);
+        if !event.has_data {
+            return;
+        }
+        event.data.pop();
+        if let Some((line, valid_up_to)) = event.not_utf8 {
+            self.report
+                .push_failed(line, ReadError::NotUtf8 { valid_up_to });
+        } else if event.kind.as_deref().unwrap_or("message") != "artifact" {
+            self.report.push_skipped();
+        } else {
+            match read_frame_bytes(&event.data) {
+                Ok(frame) => self.report.push_item(
+                    event.first_data_line,
+                    StreamFrame {
+                        id: event.id,
+                        frame,
+                    },
+                ),
+                Err(error) => self.report.push_failed(event.first_data_line, error),
+            }
+        }
+    }
+}
+
+/// Reads a whole SSE stream (a capture, or a response body read to its end).
+///
+/// See [`SseReader`] for the rules.
+///
+/// ```
+/// use fence_runtime::surfaces::read_sse;
+///
+/// let report = read_sse(b"event: artifact\nid: 1\ndata: {\"id\":\"t\",\ndata: \"artifact\":{\"content\":\"x\"}}\n\n:heartbeat\n\n");
+/// assert_eq!(report.items[0].value.frame.id.as_deref(), Some("t"));
+/// assert_eq!(report.counts.read, 1);
+/// ```
+pub fn read_sse(bytes: &[u8]) -> StreamReport {
+    let mut reader = SseReader::new();
+    reader.push(bytes);
+    reader.finish()
+}

@@ -1,0 +1,167 @@
+//! The fixture workdir holds one planted defect of each finding kind (see
+//! `fixtures/workdir/DEFECTS.md`): each is found exactly once, and nothing else is found.
+
+use std::path::PathBuf;
+
+use fence_runtime::surfaces::{
+    Finding, FindingKind, Location, MarkerKind, MissingLabel, Surface, VerifyContext, read_record,
+    read_sse, read_trace, verify_record, verify_stream, verify_trace,
+};
+use fence_runtime::{Exemption, ParseError};
+
+fn read(name: &str) -> Vec<u8> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/workdir")
+        .join(name);
+    std::fs::read(&path).unwrap_or_else(|error| panic!("{}: {error}", path.display()))
+}
+
+fn at(surface: Surface, line: usize, frame_id: Option<&str>) -> Location {
+    Location {
+        surface,
+        line,
+        frame_id: frame_id.map(Into::into),
+    }
+}
+
+fn verify_workdir() -> Vec<Finding> {
+    let stream = read_sse(&read("artifacts.sse"));
+    let record = read_record(&read("conversation.jsonl"));
+    let trace = read_trace(&read("trace.jsonl"));
+
+    // Everything reads: nothing fails, and the skipped units are the ones planted.
+    assert_eq!(
+        (
+            stream.counts.read,
+            stream.counts.skipped,
+            stream.counts.failed
+        ),
+        (8, 1, 0)
+    );
+    assert_eq!(
+        (
+            record.counts.read,
+            record.counts.skipped,
+            record.counts.failed
+        ),
+        (9, 1, 0)
+    );
+    assert_eq!(
+        (trace.counts.read, trace.counts.skipped, trace.counts.failed),
+        (8, 2, 0)
+    );
+
+    let mut context =
+        VerifyContext::new()
+            .with_skills(["triage"])
+            .with_tools(["bash", "web-fetch", "read-file"]);
+    context.learn_calls_from_stream(&stream);
+
+    let mut findings = verify_stream(&stream, &context);
+    findings.extend(verify_record(&record, &context));
+    findings.extend(verify_trace(&trace, &context));
+    findings
+}
+
+#[test]
+fn each_planted_defect_is_found_exactly_once_and_nothing_else() {
+    let expected = [
+        Finding {
+            location: at(Surface::ArtifactStream, 27, Some("5")),
+            kind: FindingKind::LabelMismatch {
+                label: "tool:web-search".into(),
+                markers: "tool:web-fetch".into(),
+            },
+        },
+        Finding {
+            location: at(Surface::ArtifactStream, 31, Some("6")),
+            kind: FindingKind::FenceOnExempt {
+                exemption: Exemption::HookArtifact,
+                markers: Some("tool:lint".into()),
+            },
+        },
+        Finding {
+            location: at(Surface::ArtifactStream, 35, Some("7")),
+            kind: FindingKind::FenceWithoutLabel {
+                label: MissingLabel::Absent,
+                markers: "tool:read-file".into(),
+            },
+        },
+        Finding {
+            location: at(Surface::Record, 6, None),
+            kind: FindingKind::UnfencedToolResult {
+                error: ParseError::NoOpener,
+            },
+        },
+        Finding {
+            location: at(Surface::Record, 7, None),
+            kind: FindingKind::UnknownSourceKind {
+                source: "member:researcher".into(),
+            },
+        },
+        Finding {
+            location: at(Surface::Record, 8, None),
+            kind: FindingKind::LabelOnInvalidBlock {
+                label: "tool:web-fetch".into(),
+                error: ParseError::NoOpener,
+            },
+        },
+        Finding {
+            location: at(Surface::Trace, 4, None),
+            kind: FindingKind::OutputBytesMismatch {
+                output_bytes: 10,
+                actual: 68,
+            },
+        },
+        Finding {
+            location: at(Surface::Trace, 5, None),
+            kind: FindingKind::LiveMarkerInBlock {
+                offset: 46,
+                marker: MarkerKind::Closer,
+            },
+        },
+    ];
+    assert_eq!(verify_workdir(), expected);
+}
+
+#[test]
+fn the_fixture_covers_every_finding_kind_once() {
+    let mut names: Vec<_> = verify_workdir().iter().map(|f| f.kind.name()).collect();
+    names.sort_unstable();
+    assert_eq!(
+        names,
+        [
+            "fence-on-exempt",
+            "fence-without-label",
+            "label-mismatch",
+            "label-on-invalid-block",
+            "live-marker-in-block",
+            "output-bytes-mismatch",
+            "unfenced-tool-result",
+            "unknown-source-kind",
+        ]
+    );
+}
+
+#[test]
+fn only_the_unknown_source_kind_is_not_an_error() {
+    let not_errors: Vec<_> = verify_workdir()
+        .into_iter()
+        .filter(|finding| !finding.is_error())
+        .map(|finding| finding.kind.name())
+        .collect();
+    assert_eq!(not_errors, ["unknown-source-kind"]);
+}
+
+#[test]
+fn findings_read_well() {
+    let text: Vec<_> = verify_workdir().iter().map(ToString::to_string).collect();
+    assert_eq!(
+        text[0],
+        "artifact stream, line 27 (frame id 5): the label says `tool:web-search` but the markers say `tool:web-fetch`"
+    );
+    assert_eq!(
+        text[7],
+        "trace, line 5: a live closing marker at byte 46 inside a fenced block"
+    );
+}
