@@ -111,11 +111,12 @@
 //!   `conversation.jsonl` lines and `trace.jsonl` events, written from [`ModelContent`] so a
 //!   label cannot disagree with its bytes, and read and verified from any runtime version.
 #![no_std]
-#![forbid(unsafe_code)]
+// Only `prefilter`'s vector code is `unsafe`, and it allows it for itself.
+#![deny(unsafe_code)]
 #![warn(missing_docs)]
 
 extern crate alloc;
-#[cfg(feature = "std")]
+#[cfg(any(feature = "std", test))]
 extern crate std;
 
 mod content;
@@ -123,6 +124,7 @@ mod fence;
 mod marker;
 mod neutralise;
 mod parse;
+mod prefilter;
 mod render;
 mod source;
 mod stream;

