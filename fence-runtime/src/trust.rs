@@ -277,6 +277,10 @@ impl TaskProvenance {
     /// counts only for those two origins, and a trust header that is present but unreadable is
     /// untrusted.
     ///
+    /// A `peer` or `completion` task that says it is `trusted` is trusted, so pass headers here
+    /// only from a channel that authenticates the sender (the peer's own A2A connection, a
+    /// signed completion callback); for anything else, pass `None` for the trust header.
+    ///
     /// ```
     /// use fence_runtime::{TaskOrigin, TaskProvenance, TrustClass};
     ///
