@@ -124,6 +124,8 @@ mod render;
 mod source;
 mod stream;
 mod trust;
+#[cfg(feature = "std")]
+mod writer;
 
 #[cfg(feature = "derive")]
 #[doc(hidden)]
@@ -138,6 +140,8 @@ pub use crate::render::{ContentWriter, Fenced, FencedTask, RenderError};
 pub use crate::source::{Source, SourceKind, sanitise_source_name};
 pub use crate::stream::Neutraliser;
 pub use crate::trust::{TaskOrigin, TaskProvenance, TrustClass, UnknownWireValue};
+#[cfg(feature = "std")]
+pub use crate::writer::FenceWriter;
 
 /// Derives [`Fenced`](trait@Fenced) for a payload type: how it renders as fenced content, and,
 /// for a task payload, where it came from.
