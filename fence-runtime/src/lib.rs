@@ -115,6 +115,10 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+#[cfg(feature = "tokio")]
+mod async_writer;
+#[cfg(feature = "tokio")]
+mod child;
 mod content;
 mod fence;
 mod marker;
@@ -132,6 +136,10 @@ mod writer;
 #[path = "private.rs"]
 pub mod __private;
 
+#[cfg(feature = "tokio")]
+pub use crate::async_writer::AsyncFenceWriter;
+#[cfg(feature = "tokio")]
+pub use crate::child::fence_child_stdout;
 pub use crate::content::{Exemption, ModelContent, ToolOutput};
 pub use crate::fence::{FencedBlock, fence};
 pub use crate::neutralise::{NEUTRALISED_INFIX, neutralise, neutralise_bytes};

@@ -86,6 +86,12 @@ impl Fencing {
         }
     }
 
+    /// Whether the closing marker is queued: nothing more may be written.
+    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
+    pub(crate) fn is_closed(&self) -> bool {
+        self.closed
+    }
+
     pub(crate) fn held(&self) -> &[u8] {
         self.neutraliser.held()
     }
