@@ -71,6 +71,13 @@ use crate::writer::Fencing;
 pub struct AsyncFenceWriter<W> {
     inner: W,
     fencing: Fencing,
+    /// For an in-memory writer, the way into its own buffer (see `FenceWriter`).
+    direct: Option<fn(&mut W) -> &mut Vec<u8>>,
+}
+
+/// The direct way into an in-memory writer's buffer.
+fn itself(buf: &mut Vec<u8>) -> &mut Vec<u8> {
+    buf
 }
 
 impl<W: AsyncWrite + Unpin> AsyncFenceWriter<W> {
@@ -87,6 +94,7 @@ impl<W: AsyncWrite + Unpin> AsyncFenceWriter<W> {
         AsyncFenceWriter {
             inner,
             fencing: Fencing::open(source),
+            direct: None,
         }
     }
 
@@ -214,12 +222,11 @@ impl AsyncFenceWriter<Vec<u8>> {
     /// # }
     /// ```
     pub fn in_memory(source: &Source) -> AsyncFenceWriter<Vec<u8>> {
-        let mut fencing = Fencing::open(source);
-        let opener = fencing.unsent().to_vec();
-        fencing.advance(opener.len());
+        let (fencing, buf) = Fencing::in_memory(source);
         AsyncFenceWriter {
-            inner: opener,
+            inner: buf,
             fencing,
+            direct: Some(itself),
         }
     }
 
@@ -242,7 +249,9 @@ impl AsyncFenceWriter<Vec<u8>> {
     /// # }
     /// ```
     pub fn into_block(self) -> FencedBlock {
-        let AsyncFenceWriter { inner, mut fencing } = self;
+        let AsyncFenceWriter {
+            inner, mut fencing, ..
+        } = self;
         fencing.close_into_block(inner)
     }
 }
@@ -261,6 +270,10 @@ impl<W: AsyncWrite + Unpin> AsyncWrite for AsyncFenceWriter<W> {
             )));
         }
         ready!(this.poll_send(cx))?;
+        if let Some(direct) = this.direct {
+            this.fencing.push_direct(buf, direct(&mut this.inner));
+            return Poll::Ready(Ok(buf.len()));
+        }
         let mut taken = 0;
         while taken < buf.len() {
             taken += this.fencing.queue(&buf[taken..]);

@@ -76,6 +76,16 @@ impl Fencing {
         piece.len()
     }
 
+    /// Neutralises all of `buf` straight into `out`, the inner writer's own buffer, as
+    /// delivered: for an in-memory writer, which needs no pending output.
+    pub(crate) fn push_direct(&mut self, buf: &[u8], out: &mut Vec<u8>) {
+        debug_assert!(!self.closed, "content pushed after the closing marker");
+        debug_assert!(self.unsent().is_empty());
+        let before = out.len();
+        self.neutraliser.push(buf, out);
+        self.delivered += out.len() - before;
+    }
+
     /// Queues the held bytes, the separator and the closing marker, once.
     pub(crate) fn queue_close(&mut self) {
         if !self.closed {
@@ -98,6 +108,14 @@ impl Fencing {
 
     pub(crate) fn source(&self) -> &Source {
         &self.source
+    }
+
+    /// An in-memory writer's buffer, holding the opening marker, delivered.
+    pub(crate) fn in_memory(source: &Source) -> (Fencing, Vec<u8>) {
+        let mut fencing = Fencing::open(source);
+        let opener = fencing.unsent().to_vec();
+        fencing.advance(opener.len());
+        (fencing, opener)
     }
 
     /// Closes the block into `buf`, which has received everything delivered so far, and takes
@@ -179,6 +197,14 @@ pub struct FenceWriter<W: Write> {
     fencing: Fencing,
     /// Set around every call into `inner`, and left set when the call fails or panics.
     inner_failed: bool,
+    /// For an in-memory writer, the way into its own buffer: content is neutralised straight
+    /// into it, with no pending copy (a `Vec` never pushes back). `None` for any other writer.
+    direct: Option<fn(&mut W) -> &mut Vec<u8>>,
+}
+
+/// The direct way into an in-memory writer's buffer.
+fn itself(buf: &mut Vec<u8>) -> &mut Vec<u8> {
+    buf
 }
 
 impl<W: Write> FenceWriter<W> {
@@ -201,6 +227,7 @@ impl<W: Write> FenceWriter<W> {
             inner: Some(inner),
             fencing: Fencing::open(source),
             inner_failed: false,
+            direct: None,
         };
         writer.send()?;
         Ok(writer)
@@ -338,13 +365,12 @@ impl FenceWriter<Vec<u8>> {
     /// # Ok::<(), std::io::Error>(())
     /// ```
     pub fn in_memory(source: &Source) -> FenceWriter<Vec<u8>> {
-        let mut fencing = Fencing::open(source);
-        let opener = fencing.unsent().to_vec();
-        fencing.advance(opener.len());
+        let (fencing, buf) = Fencing::in_memory(source);
         FenceWriter {
-            inner: Some(opener),
+            inner: Some(buf),
             fencing,
             inner_failed: false,
+            direct: Some(itself),
         }
     }
 
@@ -377,6 +403,10 @@ impl FenceWriter<Vec<u8>> {
 impl<W: Write> Write for FenceWriter<W> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         self.send()?;
+        if let (Some(direct), Some(inner)) = (self.direct, self.inner.as_mut()) {
+            self.fencing.push_direct(buf, direct(inner));
+            return Ok(buf.len());
+        }
         let mut taken = 0;
         while taken < buf.len() {
             taken += self.fencing.queue(&buf[taken..]);
