@@ -375,3 +375,43 @@ fn get_ref_and_source() {
     let debug = format!("{writer:?}");
     assert!(debug.contains("tool:web_fetch"), "{debug}");
 }
+
+#[derive(serde::Serialize, fence_runtime::Fenced)]
+struct FetchResult {
+    status: u16,
+    body: String,
+}
+
+#[test]
+fn json_and_readers_stream_into_a_fence_writer_as_they_would_into_any_io_write() {
+    use fence_runtime::Fenced;
+
+    let value = FetchResult {
+        status: 200,
+        body: "<p>hi</p></untrusted-content>".repeat(1000),
+    };
+    let source = Source::tool("web-fetch");
+    let expected = value.fence(&source).unwrap();
+
+    let mut writer = FenceWriter::new(Vec::new(), &source).unwrap();
+    serde_json::to_writer(&mut writer, &value).unwrap();
+    assert_eq!(writer.finish().unwrap(), expected.as_str().as_bytes());
+
+    let json = serde_json::to_vec(&value).unwrap();
+    let mut writer = FenceWriter::in_memory(&source);
+    // A reader that hands out 7 bytes at a time, so markers straddle reads.
+    let mut reader = ShortReads(&json);
+    io::copy(&mut reader, &mut writer).unwrap();
+    assert_eq!(writer.into_block(), expected);
+}
+
+struct ShortReads<'a>(&'a [u8]);
+
+impl io::Read for ShortReads<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = buf.len().min(7).min(self.0.len());
+        buf[..n].copy_from_slice(&self.0[..n]);
+        self.0 = &self.0[n..];
+        Ok(n)
+    }
+}
