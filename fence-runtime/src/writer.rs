@@ -82,7 +82,10 @@ impl Fencing {
         debug_assert!(!self.closed, "content pushed after the closing marker");
         debug_assert!(self.unsent().is_empty());
         let before = out.len();
-        self.neutraliser.push(buf, out);
+        // In pieces, so that each is still in the cache when it is copied after its scan.
+        for piece in buf.chunks(PIECE) {
+            self.neutraliser.push(piece, out);
+        }
         self.delivered += out.len() - before;
     }
 
