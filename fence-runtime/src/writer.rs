@@ -140,7 +140,8 @@ impl Fencing {
 /// neutralised on its way to the inner writer, including markers split across writes;
 /// [`finish`](Self::finish) writes the bytes held back, the separator and the closing marker.
 /// Whatever the writes are, the bytes the inner writer receives are exactly
-/// [`fence`](crate::fence) of everything written.
+/// [`fence`](crate::fence) of everything written (bytes that are not UTF-8 pass through
+/// untouched).
 ///
 /// ```
 /// use std::io::Write;
@@ -191,9 +192,12 @@ impl Fencing {
 ///
 /// # In memory
 ///
-/// [`in_memory`](Self::in_memory) fences into a `Vec<u8>` the writer owns, and
+/// [`in_memory`](Self::in_memory) fences into a `Vec<u8>` the writer owns, neutralising
+/// straight into it (no pending buffer: a `Vec` never pushes back), and
 /// [`into_block`](Self::into_block) hands back the finished [`FencedBlock`], ready for
 /// [`ToolOutput::ok`](crate::ToolOutput::ok) or [`ModelContent::from`](crate::ModelContent).
+/// That is the way to a `ToolOutput` at the end of a streamed tool call: there is no way to
+/// make one from a raw `String`.
 pub struct FenceWriter<W: Write> {
     /// `None` once `finish` or `into_block` has taken it.
     inner: Option<W>,
