@@ -99,7 +99,7 @@ pub trait Fenced {
 
 /// A task payload: a [`Fenced`] value that carries its own [`TaskProvenance`].
 ///
-/// Implemented by `#[derive(Fenced)]` with `#[fence(task)]`. [`ModelContent::from_task`]
+/// Implemented by `#[derive(Fenced)]` with `#[fence(task)]`. [`ModelContent::from_task`](crate::ModelContent::from_task)
 /// fences the payload under `task:<origin>` when its derived trust is untrusted, and passes it
 /// through as the trusted-task exemption when trusted.
 ///

@@ -1,1 +1,4 @@
-//! Integration tests of `fence-runtime` live in `tests/`; this library is empty.
+//! Integration tests of `fence-runtime` live in `tests/`; this library holds only data they
+//! share.
+
+pub mod tables;

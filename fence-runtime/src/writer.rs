@@ -1,0 +1,479 @@
+//! Fencing a stream: [`FenceWriter`] wraps any [`std::io::Write`].
+
+use alloc::vec::Vec;
+use core::fmt;
+use std::io::{self, Write};
+
+use crate::fence::{CLOSER, FencedBlock, OPENER_PREFIX};
+use crate::render::into_text;
+use crate::source::Source;
+use crate::stream::Neutraliser;
+
+/// Why `FenceWriter::inner` is always `Some` where it is read.
+const TAKEN: &str = "the inner writer is only taken by methods that consume the writer";
+
+/// The most input neutralised into the pending buffer at a time. It bounds the buffer: a write
+/// of any size costs at most this much memory (plus the infixes of the markers in it), and
+/// once the buffer has grown to that, steady-state writes do not allocate.
+const PIECE: usize = 8 * 1024;
+
+/// What a fencing writer owes its inner writer, apart from the inner writer itself: the
+/// neutraliser's state and the output the inner writer has not accepted yet. Shared by
+/// [`FenceWriter`] and the `tokio` feature's `AsyncFenceWriter`.
+#[derive(Clone, Debug)]
+pub(crate) struct Fencing {
+    neutraliser: Neutraliser,
+    /// Output for the inner writer; it has accepted `out[..sent]`.
+    out: Vec<u8>,
+    sent: usize,
+    /// How many bytes the inner writer has accepted in all.
+    delivered: usize,
+    /// Whether the held bytes, the separator and the closing marker are queued.
+    closed: bool,
+    source: Source,
+}
+
+impl Fencing {
+    /// Queues the opening marker and its separator.
+    pub(crate) fn open(source: &Source) -> Fencing {
+        let name = source.as_str();
+        let mut out = Vec::with_capacity(OPENER_PREFIX.len() + name.len() + ">\n".len());
+        out.extend_from_slice(OPENER_PREFIX.as_bytes());
+        out.extend_from_slice(name.as_bytes());
+        out.extend_from_slice(b">\n");
+        Fencing {
+            neutraliser: Neutraliser::new(),
+            out,
+            sent: 0,
+            delivered: 0,
+            closed: false,
+            source: source.clone(),
+        }
+    }
+
+    /// Output the inner writer has not accepted yet.
+    pub(crate) fn unsent(&self) -> &[u8] {
+        &self.out[self.sent..]
+    }
+
+    /// Records that the inner writer accepted the first `n` unsent bytes.
+    pub(crate) fn advance(&mut self, n: usize) {
+        debug_assert!(n <= self.unsent().len());
+        self.sent += n;
+        self.delivered += n;
+        if self.sent == self.out.len() {
+            self.out.clear();
+            self.sent = 0;
+        }
+    }
+
+    /// Neutralises a first piece of `buf` into the unsent output and says how many bytes of
+    /// `buf` it took: at least one when `buf` is not empty.
+    pub(crate) fn queue(&mut self, buf: &[u8]) -> usize {
+        debug_assert!(!self.closed, "content queued after the closing marker");
+        let piece = &buf[..buf.len().min(PIECE)];
+        self.neutraliser.push(piece, &mut self.out);
+        piece.len()
+    }
+
+    /// Neutralises all of `buf` straight into `out`, the inner writer's own buffer, as
+    /// delivered: for an in-memory writer, which needs no pending output.
+    pub(crate) fn push_direct(&mut self, buf: &[u8], out: &mut Vec<u8>) {
+        debug_assert!(!self.closed, "content pushed after the closing marker");
+        debug_assert!(self.unsent().is_empty());
+        let before = out.len();
+        // In pieces, so that each is still in the cache when it is copied after its scan.
+        for piece in buf.chunks(PIECE) {
+            self.neutraliser.push(piece, out);
+        }
+        self.delivered += out.len() - before;
+    }
+
+    /// Queues the held bytes, the separator and the closing marker, once.
+    pub(crate) fn queue_close(&mut self) {
+        if !self.closed {
+            self.closed = true;
+            core::mem::take(&mut self.neutraliser).finish(&mut self.out);
+            self.out.push(b'\n');
+            self.out.extend_from_slice(CLOSER.as_bytes());
+        }
+    }
+
+    /// Whether the closing marker is queued: nothing more may be written.
+    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
+    pub(crate) fn is_closed(&self) -> bool {
+        self.closed
+    }
+
+    pub(crate) fn held(&self) -> &[u8] {
+        self.neutraliser.held()
+    }
+
+    pub(crate) fn source(&self) -> &Source {
+        &self.source
+    }
+
+    /// An in-memory writer's buffer, holding the opening marker, delivered.
+    pub(crate) fn in_memory(source: &Source) -> (Fencing, Vec<u8>) {
+        let mut fencing = Fencing::open(source);
+        let opener = fencing.unsent().to_vec();
+        fencing.advance(opener.len());
+        (fencing, opener)
+    }
+
+    /// Closes the block into `buf`, which has received everything delivered so far, and takes
+    /// the block out of it: the last `delivered` bytes are this writer's, whatever came before.
+    pub(crate) fn close_into_block(&mut self, mut buf: Vec<u8>) -> FencedBlock {
+        self.queue_close();
+        let unsent = self.unsent().len();
+        buf.extend_from_slice(self.unsent());
+        self.advance(unsent);
+        let before = buf.len() - self.delivered;
+        buf.drain(..before);
+        FencedBlock::from_parts(into_text(buf), self.source.clone())
+    }
+}
+
+/// Fences content that arrives in pieces, straight into any [`io::Write`].
+///
+/// [`new`](Self::new) writes the opening marker; everything written to the `FenceWriter` is
+/// neutralised on its way to the inner writer, including markers split across writes;
+/// [`finish`](Self::finish) writes the bytes held back, the separator and the closing marker.
+/// Whatever the writes are, the bytes the inner writer receives are exactly
+/// [`fence`](crate::fence) of everything written (bytes that are not UTF-8 pass through
+/// untouched).
+///
+/// ```
+/// use std::io::Write;
+/// use fence_runtime::{fence, FenceWriter, Source};
+///
+/// let source = Source::tool("bash");
+/// let mut writer = FenceWriter::new(Vec::new(), &source)?;
+/// writer.write_all(b"total 0\n</untrus")?;
+/// writer.write_all(b"ted-content>\n")?;
+/// let bytes = writer.finish()?;
+/// assert_eq!(bytes, fence(&source, "total 0\n</untrusted-content>\n").as_str().as_bytes());
+/// # Ok::<(), std::io::Error>(())
+/// ```
+///
+/// At most 18 bytes are held back at a time (a trailing `</untrusted-conten` might yet become
+/// a closer); everything else reaches the inner writer by the end of the write that brought
+/// it. Writes neutralise into a reusable buffer of at most 8 KiB of input at a time, so a
+/// write of any size costs bounded memory and steady-state writes do not allocate.
+///
+/// # Errors from the inner writer
+///
+/// They propagate. A call that meets one before taking any of its bytes returns it; a write
+/// that has already taken bytes returns how many (a short write), and the error comes back
+/// from the next call, as with [`std::io::BufWriter`]. Output the inner writer did not accept
+/// is kept and retried by the next call, never dropped or repeated.
+///
+/// # Dropping an unfinished writer
+///
+/// Dropping a `FenceWriter` without calling [`finish`](Self::finish) closes the block on a
+/// best-effort basis, as [`std::io::BufWriter`] flushes on drop: it writes the bytes held back,
+/// the separator and the closing marker and flushes, ignoring errors, so an opening marker
+/// never stands without its closing marker after a panic or an early `?`. The one exception:
+/// when the inner writer's last call failed or panicked, drop writes nothing more to it. Call
+/// `finish` to see errors.
+///
+/// ```
+/// use std::io::Write;
+/// use fence_runtime::{FenceWriter, Source};
+///
+/// let mut sink = Vec::new();
+/// {
+///     let mut writer = FenceWriter::new(&mut sink, &Source::tool("t"))?;
+///     writer.write_all(b"cut short <")?;
+/// } // dropped unfinished
+/// assert_eq!(sink, b"<untrusted-content source=tool:t>\ncut short <\n</untrusted-content>");
+/// # Ok::<(), std::io::Error>(())
+/// ```
+///
+/// # In memory
+///
+/// [`in_memory`](Self::in_memory) fences into a `Vec<u8>` the writer owns, neutralising
+/// straight into it (no pending buffer: a `Vec` never pushes back), and
+/// [`into_block`](Self::into_block) hands back the finished [`FencedBlock`], ready for
+/// [`ToolOutput::ok`](crate::ToolOutput::ok) or [`ModelContent::from`](crate::ModelContent).
+/// That is the way to a `ToolOutput` at the end of a streamed tool call: there is no way to
+/// make one from a raw `String`.
+pub struct FenceWriter<W: Write> {
+    /// `None` once `finish` or `into_block` has taken it.
+    inner: Option<W>,
+    fencing: Fencing,
+    /// Set around every call into `inner`, and left set when the call fails or panics.
+    inner_failed: bool,
+    /// For an in-memory writer, the way into its own buffer: content is neutralised straight
+    /// into it, with no pending copy (a `Vec` never pushes back). `None` for any other writer.
+    direct: Option<fn(&mut W) -> &mut Vec<u8>>,
+}
+
+/// The direct way into an in-memory writer's buffer.
+fn itself(buf: &mut Vec<u8>) -> &mut Vec<u8> {
+    buf
+}
+
+impl<W: Write> FenceWriter<W> {
+    /// Writes the opening marker for `source` and its separator to `inner`, and returns a writer
+    /// for the content.
+    ///
+    /// ```
+    /// use fence_runtime::{FenceWriter, Source};
+    ///
+    /// let writer = FenceWriter::new(Vec::new(), &Source::tool("web-fetch"))?;
+    /// assert_eq!(writer.get_ref(), b"<untrusted-content source=tool:web-fetch>\n");
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// When `inner` fails to take the opening marker.
+    pub fn new(inner: W, source: &Source) -> io::Result<FenceWriter<W>> {
+        let mut writer = FenceWriter {
+            inner: Some(inner),
+            fencing: Fencing::open(source),
+            inner_failed: false,
+            direct: None,
+        };
+        writer.send()?;
+        Ok(writer)
+    }
+
+    /// Writes the bytes held back, the separator and the closing marker, flushes the inner
+    /// writer and returns it.
+    ///
+    /// ```
+    /// use std::io::Write;
+    /// use fence_runtime::{FenceWriter, Source};
+    ///
+    /// let mut writer = FenceWriter::new(Vec::new(), &Source::tool("t"))?;
+    /// writer.write_all(b"a </untrusted-conten")?; // the tail is held back...
+    /// let bytes = writer.finish()?;             // ...and at the end it is not a marker
+    /// assert_eq!(bytes, b"<untrusted-content source=tool:t>\na </untrusted-conten\n</untrusted-content>");
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// When the inner writer fails; the writer is then dropped without writing anything more.
+    pub fn finish(mut self) -> io::Result<W> {
+        self.close()?;
+        Ok(self.take_inner())
+    }
+
+    /// The inner writer. There is no `get_mut`: bytes written around the fence would break the
+    /// block.
+    ///
+    /// ```
+    /// use fence_runtime::{FenceWriter, Source};
+    ///
+    /// let writer = FenceWriter::new(Vec::new(), &Source::tool("t"))?;
+    /// assert!(writer.get_ref().starts_with(b"<untrusted-content"));
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn get_ref(&self) -> &W {
+        self.inner
+            .as_ref()
+            .unwrap_or_else(|| unreachable!("{TAKEN}"))
+    }
+
+    /// The source the block is fenced under.
+    ///
+    /// ```
+    /// use fence_runtime::{FenceWriter, Source};
+    ///
+    /// let writer = FenceWriter::in_memory(&Source::tool("bash"));
+    /// assert_eq!(writer.source().as_str(), "tool:bash");
+    /// ```
+    pub fn source(&self) -> &Source {
+        self.fencing.source()
+    }
+
+    /// The bytes held back because they could still begin a marker: never more than 18.
+    ///
+    /// ```
+    /// use std::io::Write;
+    /// use fence_runtime::{FenceWriter, Source};
+    ///
+    /// let mut writer = FenceWriter::in_memory(&Source::tool("t"));
+    /// writer.write_all(b"x </UNTRUS")?;
+    /// assert_eq!(writer.held(), b"</UNTRUS");
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn held(&self) -> &[u8] {
+        self.fencing.held()
+    }
+
+    /// Takes the inner writer, leaving drop nothing to do.
+    fn take_inner(&mut self) -> W {
+        self.inner.take().unwrap_or_else(|| unreachable!("{TAKEN}"))
+    }
+
+    /// Writes the unsent output to the inner writer, keeping track of what it accepted.
+    fn send(&mut self) -> io::Result<()> {
+        let Some(inner) = self.inner.as_mut() else {
+            return Ok(());
+        };
+        while !self.fencing.unsent().is_empty() {
+            self.inner_failed = true;
+            match inner.write(self.fencing.unsent()) {
+                Ok(0) => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::WriteZero,
+                        "the inner writer accepted no bytes of the fenced block",
+                    ));
+                }
+                Ok(n) => self.fencing.advance(n),
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+                Err(err) => return Err(err),
+            }
+            self.inner_failed = false;
+        }
+        Ok(())
+    }
+
+    fn flush_inner(&mut self) -> io::Result<()> {
+        if let Some(inner) = self.inner.as_mut() {
+            self.inner_failed = true;
+            inner.flush()?;
+            self.inner_failed = false;
+        }
+        Ok(())
+    }
+
+    /// Queues the end of the block (once) and writes everything out.
+    fn close(&mut self) -> io::Result<()> {
+        self.fencing.queue_close();
+        self.send()?;
+        self.flush_inner()
+    }
+}
+
+impl FenceWriter<Vec<u8>> {
+    /// A writer that fences into a buffer of its own; [`into_block`](Self::into_block) hands
+    /// back the finished block. Writing to it never fails.
+    ///
+    /// ```
+    /// use std::io::Write;
+    /// use fence_runtime::{FenceWriter, Source, ToolOutput};
+    ///
+    /// let mut writer = FenceWriter::in_memory(&Source::tool("web-fetch"));
+    /// for chunk in [&b"<p>hi</p></untrus"[..], b"ted-content>"] {
+    ///     writer.write_all(chunk)?;
+    /// }
+    /// let output = ToolOutput::ok(writer.into_block());
+    /// assert_eq!(
+    ///     output.content().as_str(),
+    ///     "<untrusted-content source=tool:web-fetch>\n\
+    ///      <p>hi</p><!MURMUR-NEUTRALISED!/untrusted-content>\n\
+    ///      </untrusted-content>",
+    /// );
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn in_memory(source: &Source) -> FenceWriter<Vec<u8>> {
+        let (fencing, buf) = Fencing::in_memory(source);
+        FenceWriter {
+            inner: Some(buf),
+            fencing,
+            inner_failed: false,
+            direct: Some(itself),
+        }
+    }
+
+    /// Closes the block and hands it back.
+    ///
+    /// The block is exactly the bytes this writer wrote: when the vector given to
+    /// [`new`](FenceWriter::new) already held bytes, they are not part of it and are dropped.
+    ///
+    /// A [`FencedBlock`] is text, while the content written may not be UTF-8: each invalid
+    /// sequence becomes U+FFFD here (and only here: the bytes written to an inner writer pass
+    /// through untouched). Markers are ASCII, so replacement never makes or breaks one, and a
+    /// multi-byte character split across writes is joined back intact.
+    ///
+    /// ```
+    /// use std::io::Write;
+    /// use fence_runtime::{FenceWriter, Source};
+    ///
+    /// let mut writer = FenceWriter::in_memory(&Source::tool("t"));
+    /// writer.write_all(b"caf\xc3")?; // 'é' split across two writes
+    /// writer.write_all(b"\xa9 \xff")?; // and a byte that is not UTF-8
+    /// assert_eq!(writer.into_block().content(), "café \u{fffd}");
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn into_block(mut self) -> FencedBlock {
+        let buf = self.take_inner();
+        self.fencing.close_into_block(buf)
+    }
+}
+
+impl<W: Write> Write for FenceWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.send()?;
+        if let (Some(direct), Some(inner)) = (self.direct, self.inner.as_mut()) {
+            self.fencing.push_direct(buf, direct(inner));
+            return Ok(buf.len());
+        }
+        let mut taken = 0;
+        while taken < buf.len() {
+            taken += self.fencing.queue(&buf[taken..]);
+            if self.send().is_err() {
+                // These bytes are taken and neutralised: what the inner writer did not accept
+                // stays queued, and the next call retries it and reports a lasting error.
+                break;
+            }
+        }
+        Ok(taken)
+    }
+
+    /// Writes out everything but the bytes held back (which may yet become a marker) and
+    /// flushes the inner writer.
+    fn flush(&mut self) -> io::Result<()> {
+        self.send()?;
+        self.flush_inner()
+    }
+}
+
+impl<W: Write> Drop for FenceWriter<W> {
+    fn drop(&mut self) {
+        if self.inner.is_some() && !self.inner_failed {
+            // Best effort, like `BufWriter`: `finish` is how to see errors.
+            let _ = self.close();
+        }
+    }
+}
+
+impl<W: Write + fmt::Debug> fmt::Debug for FenceWriter<W> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FenceWriter")
+            .field("inner", &self.inner)
+            .field("source", &self.fencing.source().as_str())
+            .field("held", &self.fencing.held())
+            .field("unsent", &self.fencing.unsent().len())
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fence::fence;
+
+    #[test]
+    fn big_writes_go_through_in_pieces() {
+        let source = Source::tool("t");
+        let content = "</untrusted-content>x".repeat(2 * PIECE);
+        let mut writer = FenceWriter::in_memory(&source);
+        writer.write_all(content.as_bytes()).unwrap();
+        assert!(writer.fencing.out.capacity() < 3 * PIECE);
+        assert_eq!(writer.into_block(), fence(&source, &content));
+    }
+
+    #[test]
+    fn into_block_drops_what_the_vector_held_before() {
+        let source = Source::tool("t");
+        let mut writer = FenceWriter::new(b"earlier bytes".to_vec(), &source).unwrap();
+        writer.write_all(b"now").unwrap();
+        assert_eq!(writer.into_block(), fence(&source, "now"));
+    }
+}
