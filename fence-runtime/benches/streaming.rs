@@ -1,27 +1,24 @@
-//! Streaming against one-shot, in one run: `fence` of a whole 4 MiB `&str`, against a
-//! `FenceWriter` fencing the same input in 4 KiB and in 64 KiB chunks, on an HTML-like page (a
-//! `<` every few bytes, a forged marker every few KiB) and on clean prose (no `<` at all).
+//! Streaming against one-shot, in one run: `fence` of a whole 4 MiB `&str`, against the same
+//! input fenced in 4 KiB and in 64 KiB chunks, on an HTML-like page (a `<` every few bytes, a
+//! forged marker every few KiB) and on clean prose (no `<` at all).
 //!
 //!     cargo bench -p fence-runtime --bench streaming
 //!
 //! The streaming variants:
 //!
-//! - `bytes`: `FenceWriter::in_memory`, then `finish()` — the fenced bytes in a `Vec<u8>`, the
-//!   same work as one-shot `fence` (neutralise and copy);
-//! - `block`: `FenceWriter::in_memory`, then `into_block()` — a `FencedBlock`, as a runtime
-//!   wants at the end of a streamed tool call; this adds the UTF-8 validation that turns bytes
-//!   into text, which one-shot `fence` (given a `&str`) never needs;
-//! - `generic`: `FenceWriter::new(Vec::new())`, the path any `io::Write` takes, through the
-//!   writer's pending buffer.
+//! - `buffer bytes`: `FenceBuffer::push_bytes`, then `into_block()` — a `FencedBlock`, as a
+//!   runtime wants at the end of a streamed tool call, from bytes (checked as UTF-8 a piece at a
+//!   time as they arrive);
+//! - `buffer text`: `FenceBuffer::push_str`, then `into_block()` — the same from text;
+//! - `writer`: `FenceWriter::new(Vec::new())`, then `finish()` — the path any `io::Write`
+//!   takes, through the writer's pending buffer, to the fenced bytes.
 //!
 //! One more baseline, `one-shot from bytes`, is what a caller holding the same content as bytes
-//! does without streaming: `str::from_utf8`, then `fence`. It is the like-for-like baseline for
-//! `block`.
+//! does without streaming: `str::from_utf8`, then `fence`.
 //!
 //! After criterion's report, prints each variant's time as a ratio of one-shot `fence` on the
-//! same input (the target is at most 1.5), and each `block` variant's also as a ratio of
-//! `one-shot from bytes`. Each time is the median over criterion's own timed batches (recorded
-//! through `iter_custom`) of the mean time per iteration.
+//! same input (the target is at most 1.5). Each time is the median over criterion's own timed
+//! batches (recorded through `iter_custom`) of the mean time per iteration.
 
 use std::collections::BTreeMap;
 use std::hint::black_box;
@@ -30,7 +27,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, Throughput};
-use fence_runtime::{FenceWriter, Source, fence};
+use fence_runtime::{FenceBuffer, FenceWriter, Source, fence};
 
 const SIZE: usize = 4 << 20;
 
@@ -146,42 +143,72 @@ fn prose() -> String {
 
 #[derive(Clone, Copy)]
 enum Variant {
-    Bytes,
-    Block,
-    Generic,
+    BufferBytes,
+    BufferText,
+    Writer,
 }
 
 impl Variant {
     fn name(self) -> &'static str {
         match self {
-            Variant::Bytes => "bytes",
-            Variant::Block => "block",
-            Variant::Generic => "generic",
+            Variant::BufferBytes => "buffer bytes",
+            Variant::BufferText => "buffer text",
+            Variant::Writer => "writer",
         }
     }
 }
 
+/// `input` in pieces of about `chunk` bytes, each ending on a character boundary.
+fn text_chunks(input: &str, chunk: usize) -> impl Iterator<Item = &str> {
+    let mut rest = input;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let mut end = chunk.min(rest.len());
+        while !rest.is_char_boundary(end) {
+            end += 1;
+        }
+        let (piece, after) = rest.split_at(end);
+        rest = after;
+        Some(piece)
+    })
+}
+
 fn streamed(source: &Source, input: &str, chunk: usize, variant: Variant) -> usize {
-    let mut writer = match variant {
-        Variant::Bytes | Variant::Block => FenceWriter::in_memory(source),
-        Variant::Generic => FenceWriter::new(Vec::new(), source).unwrap(),
-    };
-    for piece in input.as_bytes().chunks(chunk) {
-        writer.write_all(piece).unwrap();
-    }
     match variant {
-        Variant::Bytes | Variant::Generic => writer.finish().unwrap().len(),
-        Variant::Block => writer.into_block().as_str().len(),
+        Variant::BufferBytes => {
+            let mut buffer = FenceBuffer::new(source);
+            for piece in input.as_bytes().chunks(chunk) {
+                buffer.push_bytes(piece);
+            }
+            buffer.into_block().as_str().len()
+        }
+        Variant::BufferText => {
+            let mut buffer = FenceBuffer::new(source);
+            for piece in text_chunks(input, chunk) {
+                buffer.push_str(piece);
+            }
+            buffer.into_block().as_str().len()
+        }
+        Variant::Writer => {
+            let mut writer = FenceWriter::new(Vec::new(), source).unwrap();
+            for piece in input.as_bytes().chunks(chunk) {
+                writer.write_all(piece).unwrap();
+            }
+            writer.finish().unwrap().len()
+        }
     }
 }
 
 /// The streaming variants measured: (variant, chunk size).
 const STREAMED: &[(Variant, usize)] = &[
-    (Variant::Bytes, 4 << 10),
-    (Variant::Bytes, 64 << 10),
-    (Variant::Block, 4 << 10),
-    (Variant::Block, 64 << 10),
-    (Variant::Generic, 4 << 10),
+    (Variant::BufferBytes, 4 << 10),
+    (Variant::BufferBytes, 64 << 10),
+    (Variant::BufferText, 4 << 10),
+    (Variant::BufferText, 64 << 10),
+    (Variant::Writer, 4 << 10),
+    (Variant::Writer, 64 << 10),
 ];
 
 fn label(variant: Variant, chunk: usize) -> String {
@@ -235,7 +262,7 @@ fn bench(c: &mut Criterion) {
         });
         for &(variant, chunk) in STREAMED {
             let label = label(variant, chunk);
-            let id = BenchmarkId::new(format!("FenceWriter {}", variant.name()), chunk);
+            let id = BenchmarkId::new(variant.name(), chunk);
             group.bench_function(id, |b| {
                 b.iter_custom(|iters| {
                     timed(name, &label, iters, || {
@@ -286,14 +313,8 @@ fn print_ratios() {
             let variant = label(variant, chunk);
             if let Some(streamed) = times.get_mut(&(input.to_owned(), variant.clone())) {
                 let time = median(streamed);
-                let like_for_like = match (variant.starts_with("block"), from_bytes) {
-                    (true, Some(from_bytes)) => {
-                        format!("  ({:.2} of one-shot from bytes)", time / from_bytes)
-                    }
-                    _ => String::new(),
-                };
                 println!(
-                    "  {input:<6} {variant:<17}{:>8.3} ms  {:>6.0} MiB/s  ratio {:.2}{like_for_like}",
+                    "  {input:<6} {variant:<19}{:>6.3} ms  {:>6.0} MiB/s  ratio {:.2}",
                     time * 1e3,
                     4.0 / time,
                     time / base

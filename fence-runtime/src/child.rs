@@ -4,7 +4,7 @@ use std::io;
 
 use tokio::process::Child;
 
-use crate::async_writer::AsyncFenceWriter;
+use crate::buffer::FenceBuffer;
 use crate::content::ToolOutput;
 use crate::source::Source;
 
@@ -61,11 +61,11 @@ pub async fn fence_child_stdout(child: &mut Child, source: &Source) -> io::Resul
             "the child's stdout is not piped: spawn it with `Stdio::piped()`",
         ));
     };
-    let mut writer = AsyncFenceWriter::in_memory(source);
-    tokio::io::copy(&mut stdout, &mut writer).await?;
+    let mut buffer = FenceBuffer::new(source);
+    tokio::io::copy(&mut stdout, &mut buffer).await?;
     drop(stdout);
     let status = child.wait().await?;
-    let block = writer.into_block();
+    let block = buffer.into_block();
     Ok(if status.success() {
         ToolOutput::ok(block)
     } else {

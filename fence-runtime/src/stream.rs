@@ -1,9 +1,10 @@
 //! Neutralising content that arrives in chunks.
 
+use alloc::string::String;
 use alloc::vec::Vec;
 
 use crate::marker::{self, MAX_PARTIAL, Marker, Recognised};
-use crate::neutralise::{NEUTRALISED_INFIX, push_neutralised};
+use crate::neutralise::{NEUTRALISED_INFIX, push_neutralised, push_neutralised_str};
 
 /// An incremental neutraliser for content that arrives in chunks.
 ///
@@ -53,42 +54,102 @@ impl Neutraliser {
     /// neutraliser.push(b"<UNTRUSTED-CONTENT", &mut out);
     /// assert_eq!(out, b"<!MURMUR-NEUTRALISED!UNTRUSTED-CONTENT");
     /// ```
-    pub fn push(&mut self, mut chunk: &[u8], out: &mut Vec<u8>) {
+    pub fn push(&mut self, chunk: &[u8], out: &mut Vec<u8>) {
         out.reserve(self.held_len + chunk.len());
-        if self.held_len > 0 {
-            // The held bytes are a partial marker, so they begin with its `<` and hold no other:
-            // only that `<` waits for a decision, and the next few bytes make it.
-            let mut joined = [0; MAX_PARTIAL + 1];
-            let held = self.held_len;
-            let take = chunk.len().min(joined.len() - held);
-            joined[..held].copy_from_slice(&self.held[..held]);
-            joined[held..held + take].copy_from_slice(&chunk[..take]);
-            match marker::recognise(&joined[..held + take]) {
-                Recognised::NeedMore => {
-                    // Still undecided, so all of `chunk` was taken and is held.
-                    self.held[..held + take].copy_from_slice(&joined[..held + take]);
-                    self.held_len = held + take;
-                    return;
-                }
-                Recognised::Marker(_) => {
-                    out.push(b'<');
-                    out.extend_from_slice(NEUTRALISED_INFIX.as_bytes());
-                    out.extend_from_slice(&self.held[1..held]);
-                }
-                Recognised::NotMarker => out.extend_from_slice(&self.held[..held]),
-            }
-            self.held_len = 0;
+        if self.resolve_held(chunk, |bytes| out.extend_from_slice(bytes)) {
+            return;
         }
-        if let Some(cut) = marker::partial_tail(chunk) {
-            self.held_len = chunk.len() - cut;
-            self.held[..self.held_len].copy_from_slice(&chunk[cut..]);
-            chunk = &chunk[..cut];
-        }
-        // A marker that starts before `cut` ends before it: a marker holds no `<` after its first
-        // byte, and `chunk[cut]` is one.
+        let cut = self.hold_tail(chunk);
+        let chunk = &chunk[..cut];
         match marker::next_marker(chunk, 0) {
             None => out.extend_from_slice(chunk),
             Some((first, _)) => push_neutralised(out, chunk, first),
+        }
+    }
+
+    /// [`push`](Self::push) for text: the output stays a `String`, with no UTF-8 check.
+    ///
+    /// A chunk of text always ends on a character boundary, and the bytes held back are ASCII
+    /// (a prefix of a marker), so text in gives text out, however it is split.
+    ///
+    /// ```
+    /// use fence_runtime::Neutraliser;
+    ///
+    /// let mut neutraliser = Neutraliser::new();
+    /// let mut out = String::new();
+    /// neutraliser.push_str("café </untrus", &mut out);
+    /// neutraliser.push_str("ted-content>", &mut out);
+    /// neutraliser.finish_str(&mut out);
+    /// assert_eq!(out, "café <!MURMUR-NEUTRALISED!/untrusted-content>");
+    /// ```
+    pub fn push_str(&mut self, chunk: &str, out: &mut String) {
+        out.reserve(self.held_len + chunk.len());
+        if self.resolve_held(chunk.as_bytes(), |ascii| push_ascii(out, ascii)) {
+            return;
+        }
+        // The cut is at a `<`, so on a character boundary.
+        let chunk = &chunk[..self.hold_tail(chunk.as_bytes())];
+        match marker::next_marker(chunk.as_bytes(), 0) {
+            None => out.push_str(chunk),
+            Some((first, _)) => push_neutralised_str(out, chunk, first),
+        }
+    }
+
+    /// How much of the start of `chunk` neutralising passes through as it is, whatever comes
+    /// after `chunk`: the bytes before its first marker and before a partial marker at its end.
+    /// Zero while bytes are held back. A writer can hand those bytes on without copying them,
+    /// then push the rest, in the same state as if it had pushed them.
+    pub(crate) fn clean_prefix(&self, chunk: &[u8]) -> usize {
+        if self.held_len > 0 {
+            return 0;
+        }
+        let end = marker::partial_tail(chunk).unwrap_or(chunk.len());
+        marker::next_marker(&chunk[..end], 0).map_or(end, |(at, _)| at)
+    }
+
+    /// Decides the held marker prefix, if there is one, with the first bytes of `chunk`, and
+    /// emits it: neutralised when those bytes complete a marker, as it is when they do not.
+    /// Returns `true` when `chunk` was too short to decide, and is now held too.
+    fn resolve_held(&mut self, chunk: &[u8], mut emit: impl FnMut(&[u8])) -> bool {
+        let held = self.held_len;
+        if held == 0 {
+            return false;
+        }
+        // The held bytes are a partial marker, so they begin with its `<` and hold no other:
+        // only that `<` waits for a decision, and the next few bytes make it.
+        let mut joined = [0; MAX_PARTIAL + 1];
+        let take = chunk.len().min(joined.len() - held);
+        joined[..held].copy_from_slice(&self.held[..held]);
+        joined[held..held + take].copy_from_slice(&chunk[..take]);
+        match marker::recognise(&joined[..held + take]) {
+            Recognised::NeedMore => {
+                // Still undecided, so all of `chunk` was taken and is held.
+                self.held[..held + take].copy_from_slice(&joined[..held + take]);
+                self.held_len = held + take;
+                return true;
+            }
+            Recognised::Marker(_) => {
+                emit(b"<");
+                emit(NEUTRALISED_INFIX.as_bytes());
+                emit(&self.held[1..held]);
+            }
+            Recognised::NotMarker => emit(&self.held[..held]),
+        }
+        self.held_len = 0;
+        false
+    }
+
+    /// Holds back a partial marker at the end of `chunk`, and says where it starts (or the
+    /// chunk's length). A marker that starts before that point ends before it: a marker holds
+    /// no `<` after its first byte, and the held bytes start with one.
+    fn hold_tail(&mut self, chunk: &[u8]) -> usize {
+        match marker::partial_tail(chunk) {
+            Some(cut) => {
+                self.held_len = chunk.len() - cut;
+                self.held[..self.held_len].copy_from_slice(&chunk[cut..]);
+                cut
+            }
+            None => chunk.len(),
         }
     }
 
@@ -107,6 +168,21 @@ impl Neutraliser {
         out.extend_from_slice(self.held());
     }
 
+    /// [`finish`](Self::finish) for text.
+    ///
+    /// ```
+    /// use fence_runtime::Neutraliser;
+    ///
+    /// let mut neutraliser = Neutraliser::new();
+    /// let mut out = String::new();
+    /// neutraliser.push_str("<", &mut out);
+    /// neutraliser.finish_str(&mut out);
+    /// assert_eq!(out, "<");
+    /// ```
+    pub fn finish_str(self, out: &mut String) {
+        push_ascii(out, self.held());
+    }
+
     /// The bytes held back because they could still begin a marker: never more than 18.
     ///
     /// ```
@@ -119,6 +195,12 @@ impl Neutraliser {
     pub fn held(&self) -> &[u8] {
         &self.held[..self.held_len]
     }
+}
+
+/// Appends bytes known to be ASCII (the infix, or a held marker prefix) to text.
+fn push_ascii(out: &mut String, ascii: &[u8]) {
+    debug_assert!(ascii.is_ascii());
+    out.extend(ascii.iter().map(|&byte| char::from(byte)));
 }
 
 // The longest marker prefix fits in the held buffer, and one more byte always decides it.

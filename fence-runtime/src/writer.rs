@@ -4,8 +4,7 @@ use alloc::vec::Vec;
 use core::fmt;
 use std::io::{self, Write};
 
-use crate::fence::{CLOSER, FencedBlock, OPENER_PREFIX};
-use crate::render::into_text;
+use crate::fence::{CLOSER, OPENER_PREFIX};
 use crate::source::Source;
 use crate::stream::Neutraliser;
 
@@ -26,8 +25,6 @@ pub(crate) struct Fencing {
     /// Output for the inner writer; it has accepted `out[..sent]`.
     out: Vec<u8>,
     sent: usize,
-    /// How many bytes the inner writer has accepted in all.
-    delivered: usize,
     /// Whether the held bytes, the separator and the closing marker are queued.
     closed: bool,
     source: Source,
@@ -45,7 +42,6 @@ impl Fencing {
             neutraliser: Neutraliser::new(),
             out,
             sent: 0,
-            delivered: 0,
             closed: false,
             source: source.clone(),
         }
@@ -60,7 +56,6 @@ impl Fencing {
     pub(crate) fn advance(&mut self, n: usize) {
         debug_assert!(n <= self.unsent().len());
         self.sent += n;
-        self.delivered += n;
         if self.sent == self.out.len() {
             self.out.clear();
             self.sent = 0;
@@ -76,17 +71,13 @@ impl Fencing {
         piece.len()
     }
 
-    /// Neutralises all of `buf` straight into `out`, the inner writer's own buffer, as
-    /// delivered: for an in-memory writer, which needs no pending output.
-    pub(crate) fn push_direct(&mut self, buf: &[u8], out: &mut Vec<u8>) {
-        debug_assert!(!self.closed, "content pushed after the closing marker");
-        debug_assert!(self.unsent().is_empty());
-        let before = out.len();
-        // In pieces, so that each is still in the cache when it is copied after its scan.
-        for piece in buf.chunks(PIECE) {
-            self.neutraliser.push(piece, out);
+    /// How much of the start of `buf` may go to the inner writer as it is, straight from `buf`:
+    /// nothing is waiting to go out before it, and neutralising leaves it unchanged.
+    pub(crate) fn clean_prefix(&self, buf: &[u8]) -> usize {
+        if self.closed || !self.unsent().is_empty() {
+            return 0;
         }
-        self.delivered += out.len() - before;
+        self.neutraliser.clean_prefix(&buf[..buf.len().min(PIECE)])
     }
 
     /// Queues the held bytes, the separator and the closing marker, once.
@@ -111,26 +102,6 @@ impl Fencing {
 
     pub(crate) fn source(&self) -> &Source {
         &self.source
-    }
-
-    /// An in-memory writer's buffer, holding the opening marker, delivered.
-    pub(crate) fn in_memory(source: &Source) -> (Fencing, Vec<u8>) {
-        let mut fencing = Fencing::open(source);
-        let opener = fencing.unsent().to_vec();
-        fencing.advance(opener.len());
-        (fencing, opener)
-    }
-
-    /// Closes the block into `buf`, which has received everything delivered so far, and takes
-    /// the block out of it: the last `delivered` bytes are this writer's, whatever came before.
-    pub(crate) fn close_into_block(&mut self, mut buf: Vec<u8>) -> FencedBlock {
-        self.queue_close();
-        let unsent = self.unsent().len();
-        buf.extend_from_slice(self.unsent());
-        self.advance(unsent);
-        let before = buf.len() - self.delivered;
-        buf.drain(..before);
-        FencedBlock::from_parts(into_text(buf), self.source.clone())
     }
 }
 
@@ -192,26 +163,16 @@ impl Fencing {
 ///
 /// # In memory
 ///
-/// [`in_memory`](Self::in_memory) fences into a `Vec<u8>` the writer owns, neutralising
-/// straight into it (no pending buffer: a `Vec` never pushes back), and
-/// [`into_block`](Self::into_block) hands back the finished [`FencedBlock`], ready for
-/// [`ToolOutput::ok`](crate::ToolOutput::ok) or [`ModelContent::from`](crate::ModelContent).
-/// That is the way to a `ToolOutput` at the end of a streamed tool call: there is no way to
-/// make one from a raw `String`.
+/// To fence into a block in memory — a [`FencedBlock`](crate::FencedBlock), ready for
+/// [`ToolOutput::ok`](crate::ToolOutput::ok) at the end of a streamed tool call — write to a
+/// [`FenceBuffer`](crate::FenceBuffer) instead: it is an `io::Write` too, and builds the block's
+/// text as the content arrives.
 pub struct FenceWriter<W: Write> {
-    /// `None` once `finish` or `into_block` has taken it.
+    /// `None` once `finish` has taken it.
     inner: Option<W>,
     fencing: Fencing,
     /// Set around every call into `inner`, and left set when the call fails or panics.
     inner_failed: bool,
-    /// For an in-memory writer, the way into its own buffer: content is neutralised straight
-    /// into it, with no pending copy (a `Vec` never pushes back). `None` for any other writer.
-    direct: Option<fn(&mut W) -> &mut Vec<u8>>,
-}
-
-/// The direct way into an in-memory writer's buffer.
-fn itself(buf: &mut Vec<u8>) -> &mut Vec<u8> {
-    buf
 }
 
 impl<W: Write> FenceWriter<W> {
@@ -234,7 +195,6 @@ impl<W: Write> FenceWriter<W> {
             inner: Some(inner),
             fencing: Fencing::open(source),
             inner_failed: false,
-            direct: None,
         };
         writer.send()?;
         Ok(writer)
@@ -283,8 +243,9 @@ impl<W: Write> FenceWriter<W> {
     /// ```
     /// use fence_runtime::{FenceWriter, Source};
     ///
-    /// let writer = FenceWriter::in_memory(&Source::tool("bash"));
+    /// let writer = FenceWriter::new(Vec::new(), &Source::tool("bash"))?;
     /// assert_eq!(writer.source().as_str(), "tool:bash");
+    /// # Ok::<(), std::io::Error>(())
     /// ```
     pub fn source(&self) -> &Source {
         self.fencing.source()
@@ -296,7 +257,7 @@ impl<W: Write> FenceWriter<W> {
     /// use std::io::Write;
     /// use fence_runtime::{FenceWriter, Source};
     ///
-    /// let mut writer = FenceWriter::in_memory(&Source::tool("t"));
+    /// let mut writer = FenceWriter::new(Vec::new(), &Source::tool("t"))?;
     /// writer.write_all(b"x </UNTRUS")?;
     /// assert_eq!(writer.held(), b"</UNTRUS");
     /// # Ok::<(), std::io::Error>(())
@@ -333,6 +294,29 @@ impl<W: Write> FenceWriter<W> {
         Ok(())
     }
 
+    /// Writes the start of `buf` that neutralising leaves as it is straight to the inner writer,
+    /// without a copy through the pending buffer (most content is such), and says how much it
+    /// wrote. Zero when there is no such start, or the inner writer took none of it (failed,
+    /// or accepted nothing): the caller then queues `buf` under the queued path's rules.
+    fn write_clean(&mut self, buf: &[u8]) -> usize {
+        let clean = self.fencing.clean_prefix(buf);
+        let Some(inner) = self.inner.as_mut().filter(|_| clean > 0) else {
+            return 0;
+        };
+        loop {
+            self.inner_failed = true;
+            match inner.write(&buf[..clean]) {
+                Ok(0) => return 0,
+                Ok(written) => {
+                    self.inner_failed = false;
+                    return written;
+                }
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => return 0,
+            }
+        }
+    }
+
     fn flush_inner(&mut self) -> io::Result<()> {
         if let Some(inner) = self.inner.as_mut() {
             self.inner_failed = true;
@@ -350,72 +334,16 @@ impl<W: Write> FenceWriter<W> {
     }
 }
 
-impl FenceWriter<Vec<u8>> {
-    /// A writer that fences into a buffer of its own; [`into_block`](Self::into_block) hands
-    /// back the finished block. Writing to it never fails.
-    ///
-    /// ```
-    /// use std::io::Write;
-    /// use fence_runtime::{FenceWriter, Source, ToolOutput};
-    ///
-    /// let mut writer = FenceWriter::in_memory(&Source::tool("web-fetch"));
-    /// for chunk in [&b"<p>hi</p></untrus"[..], b"ted-content>"] {
-    ///     writer.write_all(chunk)?;
-    /// }
-    /// let output = ToolOutput::ok(writer.into_block());
-    /// assert_eq!(
-    ///     output.content().as_str(),
-    ///     "<untrusted-content source=tool:web-fetch>\n\
-    ///      <p>hi</p><!MURMUR-NEUTRALISED!/untrusted-content>\n\
-    ///      </untrusted-content>",
-    /// );
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
-    pub fn in_memory(source: &Source) -> FenceWriter<Vec<u8>> {
-        let (fencing, buf) = Fencing::in_memory(source);
-        FenceWriter {
-            inner: Some(buf),
-            fencing,
-            inner_failed: false,
-            direct: Some(itself),
-        }
-    }
-
-    /// Closes the block and hands it back.
-    ///
-    /// The block is exactly the bytes this writer wrote: when the vector given to
-    /// [`new`](FenceWriter::new) already held bytes, they are not part of it and are dropped.
-    ///
-    /// A [`FencedBlock`] is text, while the content written may not be UTF-8: each invalid
-    /// sequence becomes U+FFFD here (and only here: the bytes written to an inner writer pass
-    /// through untouched). Markers are ASCII, so replacement never makes or breaks one, and a
-    /// multi-byte character split across writes is joined back intact.
-    ///
-    /// ```
-    /// use std::io::Write;
-    /// use fence_runtime::{FenceWriter, Source};
-    ///
-    /// let mut writer = FenceWriter::in_memory(&Source::tool("t"));
-    /// writer.write_all(b"caf\xc3")?; // 'é' split across two writes
-    /// writer.write_all(b"\xa9 \xff")?; // and a byte that is not UTF-8
-    /// assert_eq!(writer.into_block().content(), "café \u{fffd}");
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
-    pub fn into_block(mut self) -> FencedBlock {
-        let buf = self.take_inner();
-        self.fencing.close_into_block(buf)
-    }
-}
-
 impl<W: Write> Write for FenceWriter<W> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         self.send()?;
-        if let (Some(direct), Some(inner)) = (self.direct, self.inner.as_mut()) {
-            self.fencing.push_direct(buf, direct(inner));
-            return Ok(buf.len());
-        }
         let mut taken = 0;
         while taken < buf.len() {
+            let written = self.write_clean(&buf[taken..]);
+            if written > 0 {
+                taken += written;
+                continue;
+            }
             taken += self.fencing.queue(&buf[taken..]);
             if self.send().is_err() {
                 // These bytes are taken and neutralised: what the inner writer did not accept
@@ -463,17 +391,12 @@ mod tests {
     fn big_writes_go_through_in_pieces() {
         let source = Source::tool("t");
         let content = "</untrusted-content>x".repeat(2 * PIECE);
-        let mut writer = FenceWriter::in_memory(&source);
+        let mut writer = FenceWriter::new(Vec::new(), &source).unwrap();
         writer.write_all(content.as_bytes()).unwrap();
         assert!(writer.fencing.out.capacity() < 3 * PIECE);
-        assert_eq!(writer.into_block(), fence(&source, &content));
-    }
-
-    #[test]
-    fn into_block_drops_what_the_vector_held_before() {
-        let source = Source::tool("t");
-        let mut writer = FenceWriter::new(b"earlier bytes".to_vec(), &source).unwrap();
-        writer.write_all(b"now").unwrap();
-        assert_eq!(writer.into_block(), fence(&source, "now"));
+        assert_eq!(
+            writer.finish().unwrap(),
+            fence(&source, &content).as_str().as_bytes()
+        );
     }
 }

@@ -12,7 +12,7 @@ use std::cell::Cell;
 use std::fmt;
 use std::io::{self, Write};
 
-use fence_runtime::{FenceWriter, Fenced, ModelContent, Source, ToolOutput, fence};
+use fence_runtime::{FenceBuffer, FenceWriter, Fenced, ModelContent, Source, ToolOutput, fence};
 use serde::Serialize;
 
 /// Counts, on the threads that ask for it, allocation calls and buffers reaching a size.
@@ -238,11 +238,11 @@ fn streaming_into_memory_builds_one_block_buffer() {
     let body = page_body();
     let source = Source::tool("web-fetch");
     let (block, counts) = count(body.len(), || {
-        let mut writer = FenceWriter::in_memory(&source);
+        let mut buffer = FenceBuffer::new(&source);
         for chunk in body.as_bytes().chunks(4096) {
-            writer.write_all(chunk).unwrap();
+            buffer.push_bytes(chunk);
         }
-        writer.into_block()
+        buffer.into_block()
     });
     assert_eq!(counts.reached, 1, "{counts:?}");
     assert_eq!(block, fence(&source, &body));

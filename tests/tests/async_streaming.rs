@@ -7,7 +7,7 @@ use std::pin::Pin;
 use std::process::Stdio;
 use std::task::{Context, Poll, Waker};
 
-use fence_runtime::{AsyncFenceWriter, Source, fence, fence_child_stdout};
+use fence_runtime::{AsyncFenceWriter, FenceBuffer, Source, fence, fence_child_stdout};
 use fence_tests::tables::FENCE;
 use tokio::io::{AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::process::Command;
@@ -83,11 +83,11 @@ async fn partial_and_pending_writes_give_the_exact_block_for_every_fence_case() 
 }
 
 #[tokio::test]
-async fn every_single_split_through_the_in_memory_async_writer() {
+async fn every_single_split_through_a_fence_buffer_as_an_async_writer() {
     for &(name, src, content, _, expected) in FENCE {
         let source = src.build();
         for at in 0..=content.len() {
-            let mut writer = AsyncFenceWriter::in_memory(&source);
+            let mut writer = FenceBuffer::new(&source);
             writer.write_all(&content.as_bytes()[..at]).await.unwrap();
             writer.write_all(&content.as_bytes()[at..]).await.unwrap();
             assert_eq!(
@@ -241,7 +241,7 @@ async fn the_split_really_arrives_in_two_reads() {
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();
     let mut stdout = child.stdout.take().unwrap();
-    let mut writer = AsyncFenceWriter::in_memory(&Source::tool("sh"));
+    let mut writer = FenceBuffer::new(&Source::tool("sh"));
 
     let mut first = Vec::new();
     let mut buf = [0; 64];

@@ -8,7 +8,7 @@
 
 use std::io::Write;
 
-use fence_runtime::{FenceWriter, Neutraliser, Source, neutralise_bytes};
+use fence_runtime::{FenceBuffer, FenceWriter, Neutraliser, Source, neutralise_bytes};
 use fence_tests::tables::{FENCE, NEUTRALISE, NEUTRALISE_BYTES, SANITISE};
 
 /// Every way of cutting `len` bytes into chunks at one point, then at two distinct points.
@@ -51,7 +51,7 @@ fn neutralised(chunks: &[&[u8]]) -> Vec<u8> {
 
 fn fenced(source: &Source, chunks: &[&[u8]]) -> (Vec<u8>, String) {
     let mut writer = FenceWriter::new(Vec::new(), source).unwrap();
-    let mut in_memory = FenceWriter::in_memory(source);
+    let mut in_memory = FenceBuffer::new(source);
     for chunk in chunks {
         writer.write_all(chunk).unwrap();
         in_memory.write_all(chunk).unwrap();
@@ -142,7 +142,7 @@ fn every_split_of_the_fence_table_gives_the_one_shot_block() {
             }
             if block != expected {
                 failures.push(format!(
-                    "FENCE {name:?} through FenceWriter::in_memory in chunks {:?}: got {block:?}",
+                    "FENCE {name:?} through FenceBuffer in chunks {:?}: got {block:?}",
                     show(&chunks),
                 ));
             }
