@@ -1,4 +1,4 @@
-//! Fence untrusted text before a model reads it, and make forgetting to a compile error.
+//! Fence untrusted text before a model reads it, and make forgetting it a compile error.
 //!
 //! An LLM agent runtime hands its model text it did not write: tool results, and task payloads
 //! from webhooks or other agents. The fence wraps that text in markers that name its source, and
@@ -133,8 +133,44 @@
 //! # Ok::<(), fence_runtime::RenderError>(())
 //! ```
 //!
-//! Values render through the [`Fenced`] trait, implemented for strings. It is not implemented
-//! for `FencedBlock`, `ModelContent` or `ToolOutput`, so fencing twice does not compile:
+//! With the `derive` feature, the macros put the fence at the boundary itself:
+//! `#[fence_boundary]` turns a tool handler's result (or its error) into a fenced
+//! [`ToolOutput`], and `#[derive(Fenced)]` says how a payload type renders and, for a task
+//! payload, where it came from.
+//!
+//! ```
+//! # #[cfg(feature = "derive")] {
+//! use fence_runtime::{fence_boundary, Fenced, ModelContent, TaskOrigin, TaskProvenance};
+//!
+//! #[derive(serde::Serialize, Fenced)]
+//! struct FetchResult { status: u16, body: String }
+//!
+//! #[fence_boundary(tool = "web-fetch")]
+//! fn web_fetch(url: &str) -> Result<FetchResult, std::io::Error> {
+//!     Ok(FetchResult { status: 200, body: format!("<p>{url}</p>") })
+//! }
+//!
+//! #[derive(Fenced)]
+//! #[fence(task)]
+//! struct InboundEmail {
+//!     #[fence(provenance)] provenance: TaskProvenance,
+//!     #[fence(content)] body: String,
+//! }
+//!
+//! let output = web_fetch("https://example.com"); // a ToolOutput, fenced under tool:web-fetch
+//! assert!(output.content().as_str().starts_with("<untrusted-content source=tool:web-fetch>\n"));
+//!
+//! let email = InboundEmail {
+//!     provenance: TaskProvenance::derive(TaskOrigin::Event, None),
+//!     body: "Wire the money.".into(),
+//! };
+//! assert_eq!(ModelContent::from(email).fence_source(), Some("task:event"));
+//! # }
+//! ```
+//!
+//! Values render through the [`Fenced`](trait@Fenced) trait, implemented for strings. It is not
+//! implemented for `FencedBlock`, `ModelContent` or `ToolOutput`, so fencing twice does not
+//! compile:
 //!
 //! ```compile_fail
 //! use fence_runtime::{fence, Fenced, Source};
