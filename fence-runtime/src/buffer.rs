@@ -136,10 +136,14 @@ impl FenceBuffer {
     }
 
     /// Checks a piece of bytes as UTF-8 and adds it. Only an invalid sequence, or a character
-    /// the piece ends in the middle of, leaves the fast path of `str::from_utf8`.
+    /// the piece ends in the middle of, leaves the fast path.
+    ///
+    /// `simdutf8` checks with SIMD (AVX2 or SSE4.2, detected at run time under `std`), and its
+    /// `compat` errors say what `str::from_utf8`'s do. On 4 MiB of prose fenced from bytes it
+    /// took streaming from 1.8-2x one-shot `fence` to 1.2-1.4x (`benches/streaming.rs`).
     fn push_piece(&mut self, mut piece: &[u8]) {
         loop {
-            match core::str::from_utf8(piece) {
+            match simdutf8::compat::from_utf8(piece) {
                 Ok(text) => return self.push_text(text),
                 Err(err) => {
                     let (valid, rest) = piece.split_at(err.valid_up_to());
