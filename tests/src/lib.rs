@@ -2,3 +2,4 @@
 //! share.
 
 pub mod tables;
+pub mod trust;

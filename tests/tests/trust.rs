@@ -10,27 +10,7 @@ use TrustClass::{Trusted, Untrusted};
 
 #[test]
 fn derive_table() {
-    // (origin, trust the sender inherited, derived trust): 6 origins × 3 = 18 rows.
-    let table = [
-        (User, None, Trusted),
-        (User, Some(Trusted), Trusted),
-        (User, Some(Untrusted), Trusted),
-        (Peer, None, Untrusted),
-        (Peer, Some(Trusted), Trusted),
-        (Peer, Some(Untrusted), Untrusted),
-        (Schedule, None, Trusted),
-        (Schedule, Some(Trusted), Trusted),
-        (Schedule, Some(Untrusted), Trusted),
-        (Event, None, Untrusted),
-        (Event, Some(Trusted), Untrusted),
-        (Event, Some(Untrusted), Untrusted),
-        (Completion, None, Untrusted),
-        (Completion, Some(Trusted), Trusted),
-        (Completion, Some(Untrusted), Untrusted),
-        (System, None, Trusted),
-        (System, Some(Trusted), Trusted),
-        (System, Some(Untrusted), Trusted),
-    ];
+    let table = fence_tests::trust::DERIVE;
     assert_eq!(table.len(), 18);
     for (origin, inherited, trust) in table {
         let provenance = TaskProvenance::derive(origin, inherited);
