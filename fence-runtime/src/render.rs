@@ -6,9 +6,9 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use core::fmt;
 
-use crate::fence::{CLOSER, FencedBlock, OPENER_PREFIX, fence};
+use crate::buffer::FenceBuffer;
+use crate::fence::{FencedBlock, fence};
 use crate::source::Source;
-use crate::stream::Neutraliser;
 use crate::trust::TaskProvenance;
 
 /// A value that can be handed to a model as untrusted content, once fenced.
@@ -73,11 +73,9 @@ pub trait Fenced {
     ///
     /// When [`render`](Self::render) fails.
     fn fence(&self, source: &Source) -> Result<FencedBlock, RenderError> {
-        let mut buf = Vec::new();
-        let mut writer = ContentWriter::open(&mut buf, source);
-        self.render(&mut writer)?;
-        writer.close();
-        Ok(FencedBlock::from_parts(into_text(buf), source.clone()))
+        let mut buffer = FenceBuffer::new(source);
+        self.render(&mut ContentWriter::fenced(&mut buffer))?;
+        Ok(buffer.into_block())
     }
 
     /// The tool this type's values always come from, if it has one: set by
@@ -138,7 +136,7 @@ pub trait FencedTask: Fenced {
     fn provenance(&self) -> &TaskProvenance;
 }
 
-/// Text from the bytes a `ContentWriter` collected; invalid UTF-8 becomes U+FFFD.
+/// Text from the bytes an unfenced `ContentWriter` collected; invalid UTF-8 becomes U+FFFD.
 ///
 /// Replacement never creates or breaks a marker: it touches only non-ASCII bytes.
 pub(crate) fn into_text(buf: Vec<u8>) -> String {
@@ -222,38 +220,30 @@ impl<T: Fenced + ?Sized> Fenced for Box<T> {
 /// ```
 #[derive(Debug)]
 pub struct ContentWriter<'a> {
-    out: &'a mut Vec<u8>,
-    /// `None` while rendering a trusted task's payload, which is passed through unfenced.
-    neutraliser: Option<Neutraliser>,
+    sink: Sink<'a>,
+}
+
+#[derive(Debug)]
+enum Sink<'a> {
+    /// The block being built: content is neutralised on its way in.
+    Fenced(&'a mut FenceBuffer),
+    /// A trusted task's payload, passed through unfenced.
+    Unfenced(&'a mut Vec<u8>),
 }
 
 impl<'a> ContentWriter<'a> {
-    /// Writes the opening marker and separator into `out` and returns a writer for the content.
-    pub(crate) fn open(out: &'a mut Vec<u8>, source: &Source) -> ContentWriter<'a> {
-        out.extend_from_slice(OPENER_PREFIX.as_bytes());
-        out.extend_from_slice(source.as_str().as_bytes());
-        out.extend_from_slice(b">\n");
+    /// A writer for the content of the block `buffer` is building.
+    pub(crate) fn fenced(buffer: &'a mut FenceBuffer) -> ContentWriter<'a> {
         ContentWriter {
-            out,
-            neutraliser: Some(Neutraliser::new()),
+            sink: Sink::Fenced(buffer),
         }
     }
 
     /// A writer that passes content through as it is, for a trusted task's payload.
     pub(crate) fn unfenced(out: &'a mut Vec<u8>) -> ContentWriter<'a> {
         ContentWriter {
-            out,
-            neutraliser: None,
+            sink: Sink::Unfenced(out),
         }
-    }
-
-    /// Writes what is held back, the separator and the closing marker.
-    pub(crate) fn close(self) {
-        if let Some(neutraliser) = self.neutraliser {
-            neutraliser.finish(self.out);
-        }
-        self.out.push(b'\n');
-        self.out.extend_from_slice(CLOSER.as_bytes());
     }
 
     /// Writes bytes of content. Bytes that are not UTF-8 are replaced with U+FFFD when the
@@ -275,16 +265,19 @@ impl<'a> ContentWriter<'a> {
     /// # Ok::<(), RenderError>(())
     /// ```
     pub fn write_bytes(&mut self, bytes: &[u8]) {
-        match &mut self.neutraliser {
-            Some(neutraliser) => neutraliser.push(bytes, self.out),
-            None => self.out.extend_from_slice(bytes),
+        match &mut self.sink {
+            Sink::Fenced(buffer) => buffer.push_bytes(bytes),
+            Sink::Unfenced(out) => out.extend_from_slice(bytes),
         }
     }
 }
 
 impl fmt::Write for ContentWriter<'_> {
     fn write_str(&mut self, s: &str) -> fmt::Result {
-        self.write_bytes(s.as_bytes());
+        match &mut self.sink {
+            Sink::Fenced(buffer) => buffer.push_str(s),
+            Sink::Unfenced(out) => out.extend_from_slice(s.as_bytes()),
+        }
         Ok(())
     }
 }

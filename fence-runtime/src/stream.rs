@@ -99,6 +99,7 @@ impl Neutraliser {
     /// after `chunk`: the bytes before its first marker and before a partial marker at its end.
     /// Zero while bytes are held back. A writer can hand those bytes on without copying them,
     /// then push the rest, in the same state as if it had pushed them.
+    #[cfg(feature = "std")]
     pub(crate) fn clean_prefix(&self, chunk: &[u8]) -> usize {
         if self.held_len > 0 {
             return 0;
