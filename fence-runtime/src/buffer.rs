@@ -143,12 +143,12 @@ impl FenceBuffer {
     /// took streaming from 1.8-2x one-shot `fence` to 1.2-1.4x (`benches/streaming.rs`).
     fn push_piece(&mut self, mut piece: &[u8]) {
         loop {
-            match simdutf8::compat::from_utf8(piece) {
+            match check_utf8(piece) {
                 Ok(text) => return self.push_text(text),
                 Err(err) => {
-                    let (valid, rest) = piece.split_at(err.valid_up_to());
+                    let (valid, rest) = piece.split_at(err.valid_up_to);
                     self.push_text(&String::from_utf8_lossy(valid));
-                    if let Some(bad) = err.error_len() {
+                    if let Some(bad) = err.error_len {
                         self.push_text("\u{fffd}");
                         piece = &rest[bad..];
                     } else {
@@ -257,6 +257,29 @@ impl FenceBuffer {
             },
         }
     }
+}
+
+/// `str::from_utf8`, with SIMD for all but short input (where setting it up costs more than it
+/// saves); `simdutf8`'s `compat` errors say what `str::from_utf8`'s do.
+fn check_utf8(bytes: &[u8]) -> Result<&str, Utf8Error> {
+    if bytes.len() < 64 {
+        core::str::from_utf8(bytes).map_err(|err| Utf8Error {
+            valid_up_to: err.valid_up_to(),
+            error_len: err.error_len(),
+        })
+    } else {
+        simdutf8::compat::from_utf8(bytes).map_err(|err| Utf8Error {
+            valid_up_to: err.valid_up_to(),
+            error_len: err.error_len(),
+        })
+    }
+}
+
+/// Where a piece of bytes stops being UTF-8, and how long the bad sequence is (`None`: it is
+/// cut short by the end of the piece).
+struct Utf8Error {
+    valid_up_to: usize,
+    error_len: Option<usize>,
 }
 
 /// Where the first piece of `bytes` ends: about [`PIECE`] bytes in, moved back to the start of

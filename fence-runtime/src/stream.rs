@@ -55,6 +55,10 @@ impl Neutraliser {
     /// assert_eq!(out, b"<!MURMUR-NEUTRALISED!UNTRUSTED-CONTENT");
     /// ```
     pub fn push(&mut self, chunk: &[u8], out: &mut Vec<u8>) {
+        if self.passes_through(chunk) {
+            out.extend_from_slice(chunk);
+            return;
+        }
         out.reserve(self.held_len + chunk.len());
         if self.resolve_held(chunk, |bytes| out.extend_from_slice(bytes)) {
             return;
@@ -83,6 +87,10 @@ impl Neutraliser {
     /// assert_eq!(out, "café <!MURMUR-NEUTRALISED!/untrusted-content>");
     /// ```
     pub fn push_str(&mut self, chunk: &str, out: &mut String) {
+        if self.passes_through(chunk.as_bytes()) {
+            out.push_str(chunk);
+            return;
+        }
         out.reserve(self.held_len + chunk.len());
         if self.resolve_held(chunk.as_bytes(), |ascii| push_ascii(out, ascii)) {
             return;
@@ -93,6 +101,14 @@ impl Neutraliser {
             None => out.push_str(chunk),
             Some((first, _)) => push_neutralised_str(out, chunk, first),
         }
+    }
+
+    /// Whether `chunk` goes out as it is: nothing is held back, and it has no `<`, so it can
+    /// neither start a marker nor end one. Renderers such as `serde_json` write many short
+    /// pieces; this keeps each of them to one `memchr`.
+    #[inline]
+    fn passes_through(&self, chunk: &[u8]) -> bool {
+        self.held_len == 0 && memchr::memchr(b'<', chunk).is_none()
     }
 
     /// How much of the start of `chunk` neutralising passes through as it is, whatever comes
