@@ -286,6 +286,7 @@ impl<'a> ContentWriter<'a> {
     /// assert_eq!(block.content(), "café \u{fffd}");
     /// # Ok::<(), RenderError>(())
     /// ```
+    #[inline]
     pub fn write_bytes(&mut self, bytes: &[u8]) {
         match &mut self.sink {
             Sink::Fenced(buffer) => {
@@ -322,6 +323,7 @@ impl fmt::Debug for ContentWriter<'_> {
 }
 
 impl fmt::Write for ContentWriter<'_> {
+    #[inline]
     fn write_str(&mut self, s: &str) -> fmt::Result {
         self.write_bytes(s.as_bytes());
         Ok(())
@@ -330,11 +332,13 @@ impl fmt::Write for ContentWriter<'_> {
 
 #[cfg(feature = "std")]
 impl std::io::Write for ContentWriter<'_> {
+    #[inline]
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         self.write_bytes(buf);
         Ok(buf.len())
     }
 
+    #[inline]
     fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
         self.write_bytes(buf);
         Ok(())
