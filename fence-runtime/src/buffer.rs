@@ -3,7 +3,7 @@
 use alloc::string::String;
 use core::fmt;
 
-use crate::fence::{CLOSER, FencedBlock, OPENER_PREFIX};
+use crate::fence::{FencedBlock, TAIL, opener_len, push_opener};
 use crate::source::Source;
 use crate::stream::Neutraliser;
 
@@ -82,12 +82,8 @@ impl FenceBuffer {
     /// assert_eq!(buffer.into_block().content(), "ok");
     /// ```
     pub fn with_capacity(source: &Source, content: usize) -> FenceBuffer {
-        let name = source.as_str();
-        let framing = OPENER_PREFIX.len() + name.len() + ">\n\n".len() + CLOSER.len();
-        let mut text = String::with_capacity(framing + content);
-        text.push_str(OPENER_PREFIX);
-        text.push_str(name);
-        text.push_str(">\n");
+        let mut text = String::with_capacity(opener_len(source) + content + TAIL.len());
+        push_opener(&mut text, source);
         FenceBuffer {
             text,
             neutraliser: Neutraliser::new(),
@@ -208,8 +204,7 @@ impl FenceBuffer {
             self.push_text("\u{fffd}");
         }
         self.neutraliser.finish_str(&mut self.text);
-        self.text.push('\n');
-        self.text.push_str(CLOSER);
+        self.text.push_str(TAIL);
         FencedBlock::from_parts(self.text, self.source)
     }
 

@@ -11,6 +11,21 @@ use crate::source::Source;
 pub(crate) const OPENER_PREFIX: &str = "<untrusted-content source=";
 /// The closing marker.
 pub(crate) const CLOSER: &str = "</untrusted-content>";
+/// What follows the content: the separator and the closing marker.
+pub(crate) const TAIL: &str = "\n</untrusted-content>";
+
+/// Length of the opening marker for `source` and its separator.
+pub(crate) fn opener_len(source: &Source) -> usize {
+    OPENER_PREFIX.len() + source.as_str().len() + ">\n".len()
+}
+
+/// Appends the opening marker for `source` and its separator: everything before the content.
+/// Every way of building a block starts with it.
+pub(crate) fn push_opener(out: &mut String, source: &Source) {
+    out.push_str(OPENER_PREFIX);
+    out.push_str(source.as_str());
+    out.push_str(">\n");
+}
 
 /// A fenced block: an opening marker naming the source, a newline, the neutralised content, a
 /// newline and the closing marker.
@@ -75,8 +90,8 @@ impl FencedBlock {
     /// assert_eq!(block.content(), "a<!MURMUR-NEUTRALISED!/untrusted-content>\n");
     /// ```
     pub fn content(&self) -> &str {
-        let start = OPENER_PREFIX.len() + self.source.as_str().len() + ">\n".len();
-        let end = self.text.len() - "\n".len() - CLOSER.len();
+        let start = opener_len(&self.source);
+        let end = self.text.len() - TAIL.len();
         &self.text[start..end]
     }
 
@@ -140,23 +155,18 @@ impl AsRef<str> for FencedBlock {
 /// );
 /// ```
 pub fn fence(source: &Source, content: &str) -> FencedBlock {
-    let name = source.as_str();
     let first = marker::next_marker(content.as_bytes(), 0).map(|(at, _)| at);
     let content_len = first.map_or(content.len(), |first| {
         neutralised_len(content.as_bytes(), first)
     });
-    let len =
-        OPENER_PREFIX.len() + name.len() + ">\n".len() + content_len + "\n".len() + CLOSER.len();
+    let len = opener_len(source) + content_len + TAIL.len();
     let mut text = String::with_capacity(len);
-    text.push_str(OPENER_PREFIX);
-    text.push_str(name);
-    text.push_str(">\n");
+    push_opener(&mut text, source);
     match first {
         None => text.push_str(content),
         Some(first) => push_neutralised_str(&mut text, content, first),
     }
-    text.push('\n');
-    text.push_str(CLOSER);
+    text.push_str(TAIL);
     debug_assert_eq!(text.len(), len);
     FencedBlock::from_parts(text, source.clone())
 }

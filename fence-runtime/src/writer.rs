@@ -1,10 +1,11 @@
 //! Fencing a stream: [`FenceWriter`] wraps any [`std::io::Write`].
 
+use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
 use std::io::{self, Write};
 
-use crate::fence::{CLOSER, OPENER_PREFIX};
+use crate::fence::{TAIL, opener_len, push_opener};
 use crate::source::Source;
 use crate::stream::Neutraliser;
 
@@ -33,14 +34,11 @@ pub(crate) struct Fencing {
 impl Fencing {
     /// Queues the opening marker and its separator.
     pub(crate) fn open(source: &Source) -> Fencing {
-        let name = source.as_str();
-        let mut out = Vec::with_capacity(OPENER_PREFIX.len() + name.len() + ">\n".len());
-        out.extend_from_slice(OPENER_PREFIX.as_bytes());
-        out.extend_from_slice(name.as_bytes());
-        out.extend_from_slice(b">\n");
+        let mut opener = String::with_capacity(opener_len(source));
+        push_opener(&mut opener, source);
         Fencing {
             neutraliser: Neutraliser::new(),
-            out,
+            out: opener.into_bytes(),
             sent: 0,
             closed: false,
             source: source.clone(),
@@ -85,8 +83,7 @@ impl Fencing {
         if !self.closed {
             self.closed = true;
             core::mem::take(&mut self.neutraliser).finish(&mut self.out);
-            self.out.push(b'\n');
-            self.out.extend_from_slice(CLOSER.as_bytes());
+            self.out.extend_from_slice(TAIL.as_bytes());
         }
     }
 
