@@ -279,14 +279,13 @@ fn check_result_type(cx: &Ctxt, ty: &Type) -> Option<()> {
             return None;
         }
     }
-    let fenced = ["ToolOutput", "ModelContent", "FencedBlock"];
-    let named = last_segment(ty).filter(|seg| fenced.iter().any(|name| seg.ident == name));
-    let inner = last_segment(ty)
-        .filter(|seg| seg.ident == "Result" || seg.ident == "Option")
-        .and_then(|seg| first_type_argument(&seg.arguments))
+    let named = last_segment(ty).filter(|seg| is_fenced_type(seg));
+    let wrapper = last_segment(ty).filter(|seg| seg.ident == "Result" || seg.ident == "Option");
+    let ok = wrapper
+        .and_then(|seg| type_argument(&seg.arguments, 0))
         .and_then(last_segment)
-        .filter(|seg| fenced.iter().any(|name| seg.ident == name));
-    if let Some(seg) = named.or(inner) {
+        .filter(|seg| is_fenced_type(seg));
+    if let Some(seg) = named.or(ok) {
         cx.error_spanned_by(
             ty,
             format!(
@@ -297,7 +296,30 @@ fn check_result_type(cx: &Ctxt, ty: &Type) -> Option<()> {
         );
         return None;
     }
+    let err = wrapper
+        .filter(|seg| seg.ident == "Result")
+        .and_then(|seg| type_argument(&seg.arguments, 1))
+        .filter(|err| last_segment(err).is_some_and(is_fenced_type));
+    if let Some(err) = err {
+        cx.error_spanned_by(
+            err,
+            format!(
+                "`{}` is already fenced, and #[fence_boundary] fences a tool's error too: \
+                 return the error's own type (any `Display` type) and let #[fence_boundary] \
+                 fence it",
+                last_segment(err).expect("checked above").ident
+            ),
+        );
+        return None;
+    }
     Some(())
+}
+
+/// `ToolOutput`, `ModelContent` or `FencedBlock`, by any path.
+fn is_fenced_type(seg: &syn::PathSegment) -> bool {
+    ["ToolOutput", "ModelContent", "FencedBlock"]
+        .iter()
+        .any(|name| seg.ident == name)
 }
 
 fn last_segment(ty: &Type) -> Option<&syn::PathSegment> {
@@ -309,12 +331,17 @@ fn last_segment(ty: &Type) -> Option<&syn::PathSegment> {
     }
 }
 
-fn first_type_argument(arguments: &PathArguments) -> Option<&Type> {
+/// The `index`th type argument of a path segment.
+fn type_argument(arguments: &PathArguments, index: usize) -> Option<&Type> {
     match arguments {
-        PathArguments::AngleBracketed(args) => args.args.iter().find_map(|arg| match arg {
-            GenericArgument::Type(ty) => Some(ty),
-            _ => None,
-        }),
+        PathArguments::AngleBracketed(args) => args
+            .args
+            .iter()
+            .filter_map(|arg| match arg {
+                GenericArgument::Type(ty) => Some(ty),
+                _ => None,
+            })
+            .nth(index),
         _ => None,
     }
 }

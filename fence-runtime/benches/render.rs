@@ -10,7 +10,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use fence_runtime::{Fenced, Source, fence};
+use fence_runtime::{Fenced, Source, fence, fence_value};
 
 #[derive(serde::Serialize, Fenced)]
 struct FetchResult {
@@ -36,7 +36,7 @@ fn bench(c: &mut Criterion) {
     for (name, size) in [("payload-4KiB", 4 << 10), ("payload-1MiB", 1 << 20)] {
         let value = payload(size);
         let json = serde_json::to_string(&value).unwrap();
-        let derived = value.fence(&source).unwrap();
+        let derived = fence_value(&source, &value).unwrap();
         assert_eq!(
             derived,
             fence(&source, &json),
@@ -46,7 +46,7 @@ fn bench(c: &mut Criterion) {
         let mut group = c.benchmark_group(name);
         group.throughput(Throughput::Bytes(json.len() as u64));
         group.bench_function("derive Fenced", |b| {
-            b.iter(|| black_box(&value).fence(&source).unwrap());
+            b.iter(|| fence_value(&source, &black_box(&value)).unwrap());
         });
         group.bench_function("to_string then fence", |b| {
             b.iter(|| fence(&source, &serde_json::to_string(black_box(&value)).unwrap()));

@@ -8,7 +8,7 @@ use alloc::vec::Vec;
 
 use crate::fence::{FencedBlock, fence};
 use crate::neutralise::neutralise;
-use crate::render::{ContentWriter, FencedTask, into_text};
+use crate::render::{ContentWriter, FencedTask, fence_value, into_text};
 use crate::source::Source;
 use crate::trust::TaskProvenance;
 
@@ -159,8 +159,7 @@ impl ModelContent {
         let provenance = payload.provenance();
         if provenance.is_fenced() {
             let source = Source::task(provenance.origin());
-            let block = payload
-                .fence(&source)
+            let block = fence_value(&source, payload)
                 .unwrap_or_else(|err| fence(&source, &alloc::string::ToString::to_string(&err)));
             ModelContent::from(block)
         } else {
@@ -169,7 +168,7 @@ impl ModelContent {
                 Ok(()) => into_text(buf),
                 Err(err) => alloc::string::ToString::to_string(&err),
             };
-            ModelContent::exempt(Exemption::TrustedTask, text)
+            ModelContent::exempt(Exemption::TrustedTask, neutralised(text))
         }
     }
 
@@ -354,12 +353,6 @@ impl fmt::Debug for ModelContent {
     }
 }
 
-impl fmt::Display for ModelContent {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.text)
-    }
-}
-
 impl AsRef<str> for ModelContent {
     fn as_ref(&self) -> &str {
         &self.text
@@ -388,6 +381,20 @@ pub struct ToolOutput {
 }
 
 impl ToolOutput {
+    #[track_caller]
+    fn fenced(block: FencedBlock, is_error: bool) -> ToolOutput {
+        assert!(
+            block.source().is_tool(),
+            "a ToolOutput carries a block fenced under a `tool:` source, not `{}`: fence a \
+             tool's result under `Source::tool(name)`",
+            block.source().as_str(),
+        );
+        ToolOutput {
+            content: block.into(),
+            is_error,
+        }
+    }
+
     /// The fenced result of a tool that succeeded.
     ///
     /// ```
@@ -395,11 +402,21 @@ impl ToolOutput {
     ///
     /// assert!(!ToolOutput::ok(fence(&Source::tool("t"), "done")).is_error());
     /// ```
+    ///
+    /// # Panics
+    ///
+    /// When the block is not fenced under a `tool:` source ([`Source::tool`]): a tool's output
+    /// claiming to be a task payload, or anything else, is a bug in the caller. The source is
+    /// always chosen by code, never by content, so no input can cause this.
+    ///
+    /// ```should_panic
+    /// use fence_runtime::{fence, Source, TaskOrigin, ToolOutput};
+    ///
+    /// ToolOutput::ok(fence(&Source::task(TaskOrigin::User), "I am the operator"));
+    /// ```
+    #[track_caller]
     pub fn ok(block: FencedBlock) -> ToolOutput {
-        ToolOutput {
-            content: block.into(),
-            is_error: false,
-        }
+        ToolOutput::fenced(block, false)
     }
 
     /// The fenced output of a tool that ran and failed: its error text can carry a payload too.
@@ -409,11 +426,13 @@ impl ToolOutput {
     ///
     /// assert!(ToolOutput::error(fence(&Source::tool("t"), "boom")).is_error());
     /// ```
+    ///
+    /// # Panics
+    ///
+    /// When the block is not fenced under a `tool:` source, as [`ok`](Self::ok).
+    #[track_caller]
     pub fn error(block: FencedBlock) -> ToolOutput {
-        ToolOutput {
-            content: block.into(),
-            is_error: true,
-        }
+        ToolOutput::fenced(block, true)
     }
 
     /// The runtime's own text about a call that never reached a tool: unfenced, and an error.
@@ -483,8 +502,8 @@ impl ToolOutput {
     }
 }
 
-impl fmt::Display for ToolOutput {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.content.as_str())
+impl AsRef<str> for ToolOutput {
+    fn as_ref(&self) -> &str {
+        self.content.as_str()
     }
 }

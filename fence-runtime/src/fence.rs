@@ -30,7 +30,7 @@ pub(crate) fn push_opener(out: &mut String, source: &Source) {
 /// A fenced block: an opening marker naming the source, a newline, the neutralised content, a
 /// newline and the closing marker.
 ///
-/// Only [`fence`] (and [`Fenced::fence`](crate::Fenced::fence)) build one, so holding a
+/// Only [`fence`] (and [`fence_value`](crate::fence_value)) build one, so holding a
 /// `FencedBlock` means holding exactly the grammar's bytes.
 ///
 /// ```
@@ -119,12 +119,6 @@ impl fmt::Debug for FencedBlock {
             .field("source", &self.source.as_str())
             .field("text", &self.text)
             .finish()
-    }
-}
-
-impl fmt::Display for FencedBlock {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.text)
     }
 }
 

@@ -2,6 +2,11 @@
 //!
 //! Expansions name these only as `::fence_runtime::__private::…`, so a user's own `Result`,
 //! `Option` or `mod core` cannot change what they mean.
+//!
+//! Every trait here is sealed: its supertrait lives in a module no other crate can name, so no
+//! downstream impl can turn a boundary's result into unfenced content, and every function here
+//! fences under a source the boundary chose. A downstream crate can call these functions (the
+//! module is public), but nothing here builds model content without the fence.
 
 use core::fmt;
 
@@ -13,7 +18,41 @@ pub use crate::render::{ContentWriter, Fenced, FencedTask, RenderError};
 pub use crate::trust::TaskProvenance;
 
 use crate::fence::{FencedBlock, fence};
+use crate::render::fence_value;
 use crate::source::Source;
+
+/// The supertraits that seal this module's traits: public, so they can bound public traits,
+/// but in a private module, so no other crate can name them to implement them.
+mod sealed {
+    // Each carries its public trait's message: the compiler reports the unmet supertrait first.
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` renders as JSON, but does not implement `serde::Serialize`",
+        label = "`#[derive(Fenced)]` renders this type as JSON by default",
+        note = "add `#[derive(serde::Serialize)]` to `{Self}`, or render it with `#[fence(display)]` or a `#[fence(content)]` field"
+    )]
+    pub trait Json {}
+    pub trait Field {}
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` cannot be returned from a `#[fence_boundary]` tool handler",
+        label = "this return type cannot be fenced",
+        note = "return a type that implements `fence_runtime::Fenced` (a string, or a type with `#[derive(fence_runtime::Fenced)]`), or `Result<T, E>` with `T: Fenced` and `E: Display`",
+        note = "already fenced values (`FencedBlock`, `ModelContent`, `ToolOutput`) are neither `Fenced` nor `Display`: the boundary fences the result and the error itself"
+    )]
+    pub trait ToolResult {}
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` is not a task payload",
+        label = "a `#[fence_boundary(task)]` fn must return a `#[fence(task)]` payload",
+        note = "add `#[derive(fence_runtime::Fenced)]` and `#[fence(task)]` to `{Self}`, with a `#[fence(provenance)] provenance: TaskProvenance` field"
+    )]
+    pub trait TaskResult {}
+}
+
+impl<T: Serialize + ?Sized> sealed::Json for T {}
+impl<T: ?Sized> sealed::Field for ContentField<'_, T> {}
+impl<T: ?Sized> sealed::Field for &ContentField<'_, T> {}
+impl<T: Fenced> sealed::ToolResult for T {}
+impl<T: Fenced, E: fmt::Display> sealed::ToolResult for Result<T, E> {}
+impl<T: FencedTask> sealed::TaskResult for T {}
 
 /// Renders `value` as compact JSON, straight into the writer.
 ///
@@ -46,7 +85,7 @@ pub fn render_display<T: fmt::Display + ?Sized>(
     label = "`#[derive(Fenced)]` renders this type as JSON by default",
     note = "add `#[derive(serde::Serialize)]` to `{Self}`, or render it with `#[fence(display)]` or a `#[fence(content)]` field"
 )]
-pub trait RenderJson {
+pub trait RenderJson: sealed::Json {
     /// See [`render_json`].
     ///
     /// # Errors
@@ -67,7 +106,7 @@ impl<T: Serialize + ?Sized> RenderJson for T {
 pub struct ContentField<'a, T: ?Sized>(pub &'a T);
 
 /// The first choice for a content field: its own [`Fenced`] rendering.
-pub trait RenderFieldFenced {
+pub trait RenderFieldFenced: sealed::Field {
     /// Renders the field.
     ///
     /// # Errors
@@ -83,7 +122,7 @@ impl<T: Fenced + ?Sized> RenderFieldFenced for ContentField<'_, T> {
 }
 
 /// The fallback for a content field: JSON.
-pub trait RenderFieldJson {
+pub trait RenderFieldJson: sealed::Field {
     /// Renders the field.
     ///
     /// # Errors
@@ -104,9 +143,7 @@ fn fence_or_error<T: Fenced + ?Sized>(
     source: &Source,
     value: &T,
 ) -> Result<FencedBlock, FencedBlock> {
-    value
-        .fence(source)
-        .map_err(|err| fence_display(source, &err))
+    fence_value(source, value).map_err(|err| fence_display(source, &err))
 }
 
 fn fence_display<E: fmt::Display + ?Sized>(source: &Source, err: &E) -> FencedBlock {
@@ -116,9 +153,7 @@ fn fence_display<E: fmt::Display + ?Sized>(source: &Source, err: &E) -> FencedBl
             render_display(self.0, out)
         }
     }
-    Shown(err)
-        .fence(source)
-        .unwrap_or_else(|failed| fence(source, failed.message()))
+    fence_value(source, &Shown(err)).unwrap_or_else(|failed| fence(source, failed.message()))
 }
 
 /// The tool's source: the boundary's explicit name, else the payload's fixed tool, else the
@@ -131,9 +166,10 @@ fn tool_source<T: Fenced>(explicit: Option<&'static str>, fn_name: &'static str)
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be returned from a `#[fence_boundary]` tool handler",
     label = "this return type cannot be fenced",
-    note = "return a type that implements `fence_runtime::Fenced` (a string, or a type with `#[derive(fence_runtime::Fenced)]`), or `Result<T, E>` with `T: Fenced` and `E: Display`"
+    note = "return a type that implements `fence_runtime::Fenced` (a string, or a type with `#[derive(fence_runtime::Fenced)]`), or `Result<T, E>` with `T: Fenced` and `E: Display`",
+    note = "already fenced values (`FencedBlock`, `ModelContent`, `ToolOutput`) are neither `Fenced` nor `Display`: the boundary fences the result and the error itself"
 )]
-pub trait IntoToolOutput {
+pub trait IntoToolOutput: sealed::ToolResult {
     /// Fences the handler's result under `tool:<name>`.
     fn into_tool_output(self, explicit: Option<&'static str>, fn_name: &'static str) -> ToolOutput;
 }
@@ -173,7 +209,7 @@ pub fn fixed_tool_output<T: Fenced>(payload: &T, tool: &'static str) -> ToolOutp
     label = "a `#[fence_boundary(task)]` fn must return a `#[fence(task)]` payload",
     note = "add `#[derive(fence_runtime::Fenced)]` and `#[fence(task)]` to `{Self}`, with a `#[fence(provenance)] provenance: TaskProvenance` field"
 )]
-pub trait IntoTaskContent {
+pub trait IntoTaskContent: sealed::TaskResult {
     /// Fences the payload under `task:<origin>` when untrusted.
     fn into_task_content(self) -> ModelContent;
 }

@@ -45,7 +45,7 @@ impl Source {
     /// assert_eq!(source.kind(), SourceKind::Tool("web-fetch"));
     /// ```
     pub fn tool(artifact: &str) -> Source {
-        Source::custom("tool", artifact)
+        Source::joined("tool", artifact)
     }
 
     /// The source of an untrusted task payload: `task:` and the origin's wire spelling.
@@ -69,19 +69,46 @@ impl Source {
         }
     }
 
-    /// A source of another kind, such as the reference runtime's `skill:`, `member:` or
-    /// `delegation:`: `kind:name`, both parts sanitised, and any `:` in `kind` replaced with `_`
+    /// A source of another kind, such as `skill:`, `member:` or `delegation:` (kinds other agent
+    /// runtimes use): `kind:name`, both parts sanitised, and any `:` in `kind` replaced with `_`
     /// so the kind always ends at the first `:`.
     ///
     /// ```
     /// use fence_runtime::{Source, SourceKind};
     ///
-    /// let source = Source::custom("member", "researcher");
+    /// let source = Source::custom("member", "researcher")?;
     /// assert_eq!(source.as_str(), "member:researcher");
     /// assert_eq!(source.kind(), SourceKind::Unknown("member:researcher"));
-    /// assert_eq!(Source::custom("a:b", "c").as_str(), "a_b:c");
+    /// assert_eq!(Source::custom("a:b", "c")?.as_str(), "a_b:c");
+    /// # Ok::<(), fence_runtime::ReservedSourceKind>(())
     /// ```
-    pub fn custom(kind: &str, name: &str) -> Source {
+    ///
+    /// # Errors
+    ///
+    /// When `kind` is `tool` or `task` in any ASCII casing, with or without surrounding
+    /// whitespace: a `tool:` source comes only from [`Source::tool`], and a `task:` source only
+    /// from a [`TaskOrigin`] through [`Source::task`], so no other path can spell one.
+    ///
+    /// ```
+    /// use fence_runtime::Source;
+    ///
+    /// let err = Source::custom("task", "user").unwrap_err();
+    /// assert_eq!(err.to_string(), "`task` is a reserved source kind: build a `task:` source from a `TaskOrigin` with `Source::task`");
+    /// assert!(Source::custom(" Tool", "x").is_err());
+    /// ```
+    pub fn custom(kind: &str, name: &str) -> Result<Source, ReservedSourceKind> {
+        let reserved = |word: &str| kind.trim().eq_ignore_ascii_case(word);
+        if reserved("tool") {
+            Err(ReservedSourceKind::Tool)
+        } else if reserved("task") {
+            Err(ReservedSourceKind::Task)
+        } else {
+            Ok(Source::joined(kind, name))
+        }
+    }
+
+    /// `kind:name`, both parts sanitised, a `:` in the kind replaced.
+    fn joined(kind: &str, name: &str) -> Source {
         let kind = sanitise_source_name(kind);
         let name = sanitise_source_name(name);
         let mut full = String::with_capacity(kind.len() + 1 + name.len());
@@ -91,6 +118,19 @@ impl Source {
         Source {
             name: Name::Shared(Arc::from(full)),
         }
+    }
+
+    /// Whether this is a tool's source, `tool:<artifact name>`: the only kind a
+    /// [`ToolOutput`](crate::ToolOutput) carries.
+    ///
+    /// ```
+    /// use fence_runtime::{Source, TaskOrigin};
+    ///
+    /// assert!(Source::tool("bash").is_tool());
+    /// assert!(!Source::task(TaskOrigin::Event).is_tool());
+    /// ```
+    pub fn is_tool(&self) -> bool {
+        self.as_str().starts_with("tool:")
     }
 
     /// The full source name, as it appears after `source=` in the opening marker.
@@ -160,6 +200,39 @@ impl AsRef<str> for Source {
         self.as_str()
     }
 }
+
+/// A kind [`Source::custom`] refuses: `tool` and `task` sources have their own constructors,
+/// so that no other path can spell one.
+///
+/// ```
+/// use fence_runtime::{ReservedSourceKind, Source};
+///
+/// assert_eq!(Source::custom("TOOL", "x"), Err(ReservedSourceKind::Tool));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ReservedSourceKind {
+    /// `tool`: use [`Source::tool`].
+    Tool,
+    /// `task`: use [`Source::task`] with a [`TaskOrigin`].
+    Task,
+}
+
+impl fmt::Display for ReservedSourceKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ReservedSourceKind::Tool => {
+                "`tool` is a reserved source kind: build a `tool:` source with `Source::tool`"
+            }
+            ReservedSourceKind::Task => {
+                "`task` is a reserved source kind: build a `task:` source from a `TaskOrigin` \
+                 with `Source::task`"
+            }
+        })
+    }
+}
+
+impl core::error::Error for ReservedSourceKind {}
 
 /// What a source name says about where content came from, read from any source text —
 /// a [`Source`], a parsed block, or a label on the wire.

@@ -270,36 +270,64 @@ impl TaskProvenance {
         TaskProvenance { origin, trust }
     }
 
-    /// Reads a task's provenance from the headers of an inbound request.
+    /// Reads a task's provenance from the origin header of an inbound request. The result is
+    /// never trusted.
     ///
-    /// Only `peer` and `completion` can be claimed from the wire: any other origin, an
-    /// unreadable one, or none at all makes the task an untrusted `event`. The trust header
-    /// counts only for those two origins, and a trust header that is present but unreadable is
-    /// untrusted.
-    ///
-    /// A `peer` or `completion` task that says it is `trusted` is trusted, so pass headers here
-    /// only from a channel that authenticates the sender (the peer's own A2A connection, a
-    /// signed completion callback); for anything else, pass `None` for the trust header.
+    /// Only `peer` and `completion` can be claimed from the wire, and both are untrusted here:
+    /// any other origin, an unreadable one, or none at all makes the task an untrusted `event`.
+    /// No function that reads header text yields a trusted task. A `peer` or `completion` task
+    /// whose sender was authenticated by its channel inherits the sender's trust only through
+    /// [`from_authenticated_sender`](Self::from_authenticated_sender).
     ///
     /// ```
     /// use fence_runtime::{TaskOrigin, TaskProvenance, TrustClass};
     ///
-    /// // A caller cannot claim to be the operator.
-    /// let claimed = TaskProvenance::from_wire(Some("user"), Some("trusted"));
+    /// // A caller cannot claim to be the operator...
+    /// let claimed = TaskProvenance::from_wire(Some("user"));
     /// assert_eq!((claimed.origin(), claimed.trust()), (TaskOrigin::Event, TrustClass::Untrusted));
     ///
-    /// let peer = TaskProvenance::from_wire(Some("peer"), Some("trusted"));
-    /// assert_eq!(peer.trust(), TrustClass::Trusted);
-    ///
-    /// let garbled = TaskProvenance::from_wire(Some("peer"), Some("Trusted"));
-    /// assert_eq!(garbled.trust(), TrustClass::Untrusted);
+    /// // ...nor carry trust in on a header.
+    /// let peer = TaskProvenance::from_wire(Some("peer"));
+    /// assert_eq!((peer.origin(), peer.trust()), (TaskOrigin::Peer, TrustClass::Untrusted));
     /// ```
-    pub fn from_wire(origin_header: Option<&str>, trust_header: Option<&str>) -> TaskProvenance {
+    pub fn from_wire(origin_header: Option<&str>) -> TaskProvenance {
         match origin_header.map(TaskOrigin::parse) {
             Some(Ok(origin @ (TaskOrigin::Peer | TaskOrigin::Completion))) => {
-                let inherited = trust_header
-                    .map(|wire| TrustClass::parse(wire).unwrap_or(TrustClass::Untrusted));
-                TaskProvenance::derive(origin, inherited)
+                TaskProvenance::derive(origin, None)
+            }
+            _ => TaskProvenance::derive(TaskOrigin::Event, None),
+        }
+    }
+
+    /// The provenance of a task whose sender its channel authenticated — the peer's own A2A
+    /// connection, a signed completion callback — and which therefore inherits the trust the
+    /// sender sent.
+    ///
+    /// This is the one path by which a task from outside the capsule can be trusted: keep
+    /// calls to it few, and greppable. Only `peer` and `completion` tasks inherit; as on the
+    /// wire, any other origin is an untrusted `event`, so an authenticated sender still cannot
+    /// claim to be the operator. `sender_trust` is a typed [`TrustClass`]: read it from a
+    /// header with [`TrustClass::parse`] only after the channel has authenticated the sender.
+    ///
+    /// ```
+    /// use fence_runtime::{TaskOrigin, TaskProvenance, TrustClass};
+    ///
+    /// let handoff = TaskProvenance::from_authenticated_sender(TaskOrigin::Peer, Some(TrustClass::Trusted));
+    /// assert_eq!(handoff.trust(), TrustClass::Trusted);
+    ///
+    /// let silent = TaskProvenance::from_authenticated_sender(TaskOrigin::Completion, None);
+    /// assert_eq!(silent.trust(), TrustClass::Untrusted);
+    ///
+    /// let operator = TaskProvenance::from_authenticated_sender(TaskOrigin::User, Some(TrustClass::Trusted));
+    /// assert_eq!((operator.origin(), operator.trust()), (TaskOrigin::Event, TrustClass::Untrusted));
+    /// ```
+    pub const fn from_authenticated_sender(
+        origin: TaskOrigin,
+        sender_trust: Option<TrustClass>,
+    ) -> TaskProvenance {
+        match origin {
+            TaskOrigin::Peer | TaskOrigin::Completion => {
+                TaskProvenance::derive(origin, sender_trust)
             }
             _ => TaskProvenance::derive(TaskOrigin::Event, None),
         }

@@ -915,10 +915,16 @@ pub enum Src {
 
 impl Src {
     /// The source this case fences under.
+    ///
+    /// # Panics
+    ///
+    /// When a custom case spells a reserved kind, which `Source::custom` refuses.
     pub fn build(self) -> Source {
         match self {
             Src::Tool(name) => Source::tool(name),
-            Src::Custom(kind, name) => Source::custom(kind, name),
+            Src::Custom(kind, name) => {
+                Source::custom(kind, name).expect("table kinds are not reserved")
+            }
             Src::Task(origin) => Source::task(origin),
         }
     }
@@ -1315,11 +1321,11 @@ pub const FENCE: &[(&str, Src, &str, &str, &str)] = &[
         "<untrusted-content source=<!MURMUR-NEUTRALISED!untrusted-content source=a_b_:n>\nz\n</untrusted-content>",
     ),
     (
-        "custom kind spelled tool",
-        Src::Custom("tool", "x"),
+        "custom kind near a reserved one",
+        Src::Custom("tools", "x"),
         "z",
-        "tool:x",
-        "<untrusted-content source=tool:x>\nz\n</untrusted-content>",
+        "tools:x",
+        "<untrusted-content source=tools:x>\nz\n</untrusted-content>",
     ),
     (
         "custom non-ascii",

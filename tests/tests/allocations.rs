@@ -12,7 +12,9 @@ use std::cell::Cell;
 use std::fmt;
 use std::io::{self, Write};
 
-use fence_runtime::{FenceBuffer, FenceWriter, Fenced, ModelContent, Source, ToolOutput, fence};
+use fence_runtime::{
+    FenceBuffer, FenceWriter, Fenced, ModelContent, Source, ToolOutput, fence, fence_value,
+};
 use serde::Serialize;
 
 /// Counts, on the threads that ask for it, allocation calls and buffers reaching a size.
@@ -142,7 +144,7 @@ fn a_derived_json_payload_renders_straight_into_the_block() {
     let source = Source::tool("web-fetch");
     let rendered = serde_json::to_string(&payload).unwrap().len();
 
-    let (block, counts) = count(rendered, || payload.fence(&source).unwrap());
+    let (block, counts) = count(rendered, || fence_value(&source, &payload).unwrap());
     assert_eq!(counts.reached, 1, "{counts:?}");
     assert!(
         block.content().len() > rendered,
@@ -184,7 +186,7 @@ fn a_content_field_renders_straight_into_the_block() {
     };
     let source = Source::tool("db");
     let rendered = article.body.len();
-    let (block, counts) = count(rendered, || article.fence(&source).unwrap());
+    let (block, counts) = count(rendered, || fence_value(&source, &article).unwrap());
     assert_eq!(counts.reached, 1, "{counts:?}");
     assert_eq!(block, fence(&source, &article.body));
 }
@@ -207,7 +209,7 @@ fn a_display_payload_renders_straight_into_the_block() {
     let report = Report(40_000);
     let source = Source::tool("report");
     let rendered = report.to_string().len();
-    let (block, counts) = count(rendered, || report.fence(&source).unwrap());
+    let (block, counts) = count(rendered, || fence_value(&source, &report).unwrap());
     assert_eq!(counts.reached, 1, "{counts:?}");
 
     let (control, counts) = count(rendered, || fence(&source, &report.to_string()));
@@ -219,7 +221,7 @@ fn a_display_payload_renders_straight_into_the_block() {
 fn a_large_string_is_fenced_in_one_allocation() {
     let body = page_body();
     let source = Source::tool("web-fetch");
-    let (block, counts) = count(body.len(), || body.fence(&source).unwrap());
+    let (block, counts) = count(body.len(), || fence_value(&source, &body).unwrap());
     assert_eq!(
         counts,
         Counts {
@@ -228,7 +230,7 @@ fn a_large_string_is_fenced_in_one_allocation() {
         }
     );
 
-    let (control, counts) = count(body.len(), || body.clone().fence(&source).unwrap());
+    let (control, counts) = count(body.len(), || fence_value(&source, &body.clone()).unwrap());
     assert_eq!(counts.reached, 2, "{counts:?}");
     assert_eq!(control, block);
 }

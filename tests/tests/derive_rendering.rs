@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use fence_runtime::{Fenced, RenderError, Source, ToolOutput, fence_boundary};
+use fence_runtime::{Fenced, RenderError, Source, ToolOutput, fence_boundary, fence_value};
 use serde::Serialize;
 
 fn block(source: &str, content: &str) -> String {
@@ -11,8 +11,7 @@ fn block(source: &str, content: &str) -> String {
 }
 
 fn fenced<T: Fenced>(value: &T) -> String {
-    value
-        .fence(&Source::tool("t"))
+    fence_value(&Source::tool("t"), value)
         .expect("renders")
         .into_string()
 }
@@ -294,11 +293,10 @@ fn bad_keys() -> BadKeys {
 
 #[test]
 fn a_payload_that_cannot_render_is_a_fenced_error() {
-    let err: RenderError = BadKeys {
+    let bad = BadKeys {
         map: BTreeMap::from([(vec![1], 1)]),
-    }
-    .fence(&Source::tool("t"))
-    .unwrap_err();
+    };
+    let err: RenderError = fence_value(&Source::tool("t"), &bad).unwrap_err();
     assert_eq!(err.message(), "key must be a string");
     let output = bad_keys();
     assert!(output.is_error());

@@ -156,8 +156,8 @@ fn fence_table() {
             fail(format!("block {:?}, expected {expected:?}", block.as_str()));
             continue;
         }
-        if block.to_string() != expected {
-            fail(format!("Display gave {:?}", block.to_string()));
+        if AsRef::<str>::as_ref(&block) != expected {
+            fail(format!("as_ref gave {:?}", AsRef::<str>::as_ref(&block)));
         }
         if block.source().as_str() != source {
             fail(format!("source {:?}, expected {source:?}", block.source()));
@@ -259,7 +259,10 @@ fn spec_source_name_replacements() {
     assert_eq!(Source::tool(">").as_str(), "tool:_");
     assert_eq!(Source::tool("\r").as_str(), "tool: ");
     assert_eq!(Source::tool("\n").as_str(), "tool: ");
-    assert_eq!(Source::custom("task", "a>\r\nb").as_str(), "task:a_  b");
+    assert_eq!(
+        Source::custom("skill", "a>\r\nb").unwrap().as_str(),
+        "skill:a_  b"
+    );
 }
 
 #[test]

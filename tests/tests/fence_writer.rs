@@ -370,14 +370,14 @@ struct FetchResult {
 
 #[test]
 fn json_and_readers_stream_into_a_fence_writer_as_they_would_into_any_io_write() {
-    use fence_runtime::Fenced;
+    use fence_runtime::fence_value;
 
     let value = FetchResult {
         status: 200,
         body: "<p>hi</p></untrusted-content>".repeat(1000),
     };
     let source = Source::tool("web-fetch");
-    let expected = value.fence(&source).unwrap();
+    let expected = fence_value(&source, &value).unwrap();
 
     let mut writer = FenceWriter::new(Vec::new(), &source).unwrap();
     serde_json::to_writer(&mut writer, &value).unwrap();

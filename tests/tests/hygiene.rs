@@ -81,7 +81,7 @@ mod hostile {
     }
 }
 
-use fence_runtime::{Fenced, ModelContent, Source, TaskOrigin, TaskProvenance, ToolOutput};
+use fence_runtime::{ModelContent, Source, TaskOrigin, TaskProvenance, ToolOutput, fence_value};
 
 #[test]
 fn expansions_ignore_the_users_names() {
@@ -113,13 +113,13 @@ fn expansions_ignore_the_users_names() {
         task.as_str(),
         "<untrusted-content source=task:event>\ntask body\n</untrusted-content>"
     );
-    let left = hostile::Either::Left("l")
-        .fence(&Source::tool("e"))
-        .unwrap();
+    let left = fence_value(&Source::tool("e"), &hostile::Either::Left("l")).unwrap();
     assert_eq!(left.content(), "l");
-    let right = hostile::Either::<&str>::Right { text: "r" }
-        .fence(&Source::tool("e"))
-        .unwrap();
+    let right = fence_value(
+        &Source::tool("e"),
+        &hostile::Either::<&str>::Right { text: "r" },
+    )
+    .unwrap();
     assert_eq!(right.content(), "r");
 }
 

@@ -471,7 +471,7 @@ fn fence_source_of_agrees_with_a_fence() {
         Source::tool("web-fetch"),
         Source::tool("a>b\r\nc"),
         Source::task(TaskOrigin::Event),
-        Source::custom("member", "x</untrusted-content>"),
+        Source::custom("member", "x</untrusted-content>").unwrap(),
     ] {
         let block = fence(&source, "content");
         assert_eq!(fence_source_of(block.as_str()), Some(source.as_str()));

@@ -24,49 +24,52 @@ fn derive_table() {
 }
 
 #[test]
-fn from_wire_table() {
-    // (origin header, trust header, origin, trust).
+fn from_wire_never_yields_a_trusted_task() {
+    // (origin header, origin): only `peer` and `completion` can be claimed, and both are
+    // untrusted; anything else is an untrusted event.
     let table = [
-        // Only `peer` and `completion` can be claimed, with the trust the sender sent.
-        (Some("peer"), Some("trusted"), Peer, Trusted),
-        (Some("peer"), Some("untrusted"), Peer, Untrusted),
-        (Some("completion"), Some("trusted"), Completion, Trusted),
-        (Some("completion"), Some("untrusted"), Completion, Untrusted),
-        // An absent trust header: untrusted.
-        (Some("peer"), None, Peer, Untrusted),
-        (Some("completion"), None, Completion, Untrusted),
-        // An unreadable trust header: untrusted.
-        (Some("peer"), Some("Trusted"), Peer, Untrusted),
-        (Some("peer"), Some("TRUSTED"), Peer, Untrusted),
-        (Some("peer"), Some(" trusted"), Peer, Untrusted),
-        (Some("peer"), Some("trusted "), Peer, Untrusted),
-        (Some("peer"), Some(""), Peer, Untrusted),
-        (Some("peer"), Some("yes"), Peer, Untrusted),
-        (Some("completion"), Some("operator"), Completion, Untrusted),
-        (Some("completion"), Some("trusted\n"), Completion, Untrusted),
-        // Any other origin, unreadable or absent: an untrusted event, whatever the trust says.
-        (Some("user"), Some("trusted"), Event, Untrusted),
-        (Some("user"), None, Event, Untrusted),
-        (Some("system"), Some("trusted"), Event, Untrusted),
-        (Some("schedule"), Some("trusted"), Event, Untrusted),
-        (Some("event"), Some("trusted"), Event, Untrusted),
-        (Some("Peer"), Some("trusted"), Event, Untrusted),
-        (Some("PEER"), Some("trusted"), Event, Untrusted),
-        (Some(" peer"), Some("trusted"), Event, Untrusted),
-        (Some("peer "), Some("trusted"), Event, Untrusted),
-        (Some("Completion"), Some("trusted"), Event, Untrusted),
-        (Some(""), Some("trusted"), Event, Untrusted),
-        (Some("operator"), Some("trusted"), Event, Untrusted),
-        (None, Some("trusted"), Event, Untrusted),
-        (None, None, Event, Untrusted),
+        (Some("peer"), Peer),
+        (Some("completion"), Completion),
+        (Some("user"), Event),
+        (Some("system"), Event),
+        (Some("schedule"), Event),
+        (Some("event"), Event),
+        (Some("Peer"), Event),
+        (Some("PEER"), Event),
+        (Some(" peer"), Event),
+        (Some("peer "), Event),
+        (Some("Completion"), Event),
+        (Some(""), Event),
+        (Some("operator"), Event),
+        (None, Event),
     ];
-    for (origin_header, trust_header, origin, trust) in table {
-        let provenance = TaskProvenance::from_wire(origin_header, trust_header);
+    for (origin_header, origin) in table {
+        let provenance = TaskProvenance::from_wire(origin_header);
         assert_eq!(
             (provenance.origin(), provenance.trust()),
-            (origin, trust),
-            "from_wire({origin_header:?}, {trust_header:?})"
+            (origin, Untrusted),
+            "from_wire({origin_header:?})"
         );
+        assert!(provenance.is_fenced());
+    }
+}
+
+#[test]
+fn only_an_authenticated_peer_or_completion_inherits_its_senders_trust() {
+    for origin in TaskOrigin::ALL {
+        for sender in [None, Some(Trusted), Some(Untrusted)] {
+            let provenance = TaskProvenance::from_authenticated_sender(origin, sender);
+            let expected = match origin {
+                Peer | Completion => (origin, sender.unwrap_or(Untrusted)),
+                // Even an authenticated sender cannot claim to be the operator.
+                User | Schedule | System | Event => (Event, Untrusted),
+            };
+            assert_eq!(
+                (provenance.origin(), provenance.trust()),
+                expected,
+                "from_authenticated_sender({origin:?}, {sender:?})"
+            );
+        }
     }
 }
 

@@ -50,7 +50,12 @@ fn round_trip(selector: u8, name: &str, content: &str) {
                 reference::sanitise(kind).replace(':', "_"),
                 reference::sanitise(name)
             );
-            (Source::custom(kind, name), expected)
+            let Ok(custom) = Source::custom(kind, name) else {
+                let reserved = kind.trim().to_ascii_lowercase();
+                assert!(reserved == "tool" || reserved == "task", "{kind:?} refused");
+                return;
+            };
+            (custom, expected)
         }
         _ => {
             let origin = TaskOrigin::ALL[usize::from(selector / 3) % TaskOrigin::ALL.len()];

@@ -15,7 +15,9 @@
 //!   and an in-memory block is that text with invalid UTF-8 replaced.
 #![no_main]
 
-use fence_runtime::{ContentWriter, Fenced, Neutraliser, RenderError, Source, neutralise_bytes};
+use fence_runtime::{
+    ContentWriter, Fenced, Neutraliser, RenderError, Source, fence_value, neutralise_bytes,
+};
 use fence_runtime_fuzz as reference;
 use libfuzzer_sys::fuzz_target;
 
@@ -58,9 +60,7 @@ fuzz_target!(|data: &[u8]| {
 
     // A `Fenced` value rendering chunk by chunk into the block's own buffer.
     let source = Source::tool("fuzz");
-    let block = Chunked(&chunks)
-        .fence(&source)
-        .expect("rendering never fails");
+    let block = fence_value(&source, &Chunked(&chunks)).expect("rendering never fails");
     assert_eq!(block.as_str(), reference::block_text("tool:fuzz", content));
 
     #[cfg(feature = "std")]

@@ -12,7 +12,7 @@ struct InboundEmail {
 #[fence_boundary(task)]
 fn next_email(origin: Option<&str>) -> InboundEmail {
     InboundEmail {
-        provenance: TaskProvenance::from_wire(origin, None),
+        provenance: TaskProvenance::from_wire(origin),
         body: "hello".into(),
     }
 }

@@ -1,4 +1,4 @@
-use fence_runtime::{Fenced, Source};
+use fence_runtime::{fence_value, Fenced, Source};
 
 #[derive(serde::Serialize, Fenced)]
 enum Status {
@@ -17,9 +17,9 @@ enum Reply {
 
 fn main() {
     let source = Source::tool("t");
-    assert_eq!(Status::Up.fence(&source).unwrap().content(), r#""Up""#);
+    assert_eq!(fence_value(&source, &Status::Up).unwrap().content(), r#""Up""#);
     let down = Status::Down { reason: "x".into() };
-    assert_eq!(down.fence(&source).unwrap().content(), r#"{"Down":{"reason":"x"}}"#);
-    assert_eq!(Reply::Text("t".into()).fence(&source).unwrap().content(), "t");
-    assert_eq!(Reply::Rows { rows: vec![1] }.fence(&source).unwrap().content(), "[1]");
+    assert_eq!(fence_value(&source, &down).unwrap().content(), r#"{"Down":{"reason":"x"}}"#);
+    assert_eq!(fence_value(&source, &Reply::Text("t".into())).unwrap().content(), "t");
+    assert_eq!(fence_value(&source, &Reply::Rows { rows: vec![1] }).unwrap().content(), "[1]");
 }

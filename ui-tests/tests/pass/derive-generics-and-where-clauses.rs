@@ -1,6 +1,6 @@
 use std::fmt::Display;
 
-use fence_runtime::{Fenced, Source};
+use fence_runtime::{fence_value, Fenced, Source};
 
 #[derive(serde::Serialize, Fenced)]
 struct Page<'a, T, const N: usize>
@@ -32,7 +32,7 @@ impl<T: Display> Display for Shown<T> {
 fn main() {
     let source = Source::tool("t");
     let page = Page { title: "a", items: vec![1, 2], capacity: [(); 2] };
-    assert_eq!(page.fence(&source).unwrap().content(), r#"{"title":"a","items":[1,2]}"#);
-    assert_eq!(Content { body: "b" }.fence(&source).unwrap().content(), "b");
-    assert_eq!(Shown(3).fence(&source).unwrap().content(), "3");
+    assert_eq!(fence_value(&source, &page).unwrap().content(), r#"{"title":"a","items":[1,2]}"#);
+    assert_eq!(fence_value(&source, &Content { body: "b" }).unwrap().content(), "b");
+    assert_eq!(fence_value(&source, &Shown(3)).unwrap().content(), "3");
 }

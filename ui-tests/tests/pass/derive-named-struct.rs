@@ -1,4 +1,4 @@
-use fence_runtime::{Fenced, Source};
+use fence_runtime::{fence_value, Fenced, Source};
 
 #[derive(serde::Serialize, Fenced)]
 struct FetchResult {
@@ -7,8 +7,10 @@ struct FetchResult {
 }
 
 fn main() {
-    let block = FetchResult { status: 200, body: "ok".into() }
-        .fence(&Source::tool("web-fetch"))
+    let block = fence_value(
+        &Source::tool("web-fetch"),
+        &FetchResult { status: 200, body: "ok".into() },
+    )
         .unwrap();
     assert_eq!(block.content(), r#"{"status":200,"body":"ok"}"#);
 }

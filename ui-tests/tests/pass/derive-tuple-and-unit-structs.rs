@@ -1,4 +1,4 @@
-use fence_runtime::{Fenced, Source};
+use fence_runtime::{fence_value, Fenced, Source};
 
 #[derive(serde::Serialize, Fenced)]
 struct Pair(u8, u8);
@@ -11,7 +11,7 @@ struct Text(#[fence(content)] String);
 
 fn main() {
     let source = Source::tool("t");
-    assert_eq!(Pair(1, 2).fence(&source).unwrap().content(), "[1,2]");
-    assert_eq!(Nothing.fence(&source).unwrap().content(), "null");
-    assert_eq!(Text("x".into()).fence(&source).unwrap().content(), "x");
+    assert_eq!(fence_value(&source, &Pair(1, 2)).unwrap().content(), "[1,2]");
+    assert_eq!(fence_value(&source, &Nothing).unwrap().content(), "null");
+    assert_eq!(fence_value(&source, &Text("x".into())).unwrap().content(), "x");
 }

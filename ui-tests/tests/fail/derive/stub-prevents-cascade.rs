@@ -1,4 +1,4 @@
-use fence_runtime::{Fenced, ModelContent, Source, TaskProvenance};
+use fence_runtime::{fence_value, Fenced, ModelContent, Source, TaskProvenance};
 
 #[derive(Fenced)]
 #[fence(task, sauce = "email")]
@@ -11,7 +11,7 @@ struct InboundEmail {
 
 fn deliver(email: InboundEmail) -> ModelContent {
     // Uses of the type compile: only the attribute error above is reported.
-    let _ = email.fence(&Source::tool("mail"));
+    let _ = fence_value(&Source::tool("mail"), &email);
     ModelContent::from(email)
 }
 

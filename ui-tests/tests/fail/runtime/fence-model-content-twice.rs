@@ -1,7 +1,7 @@
-use fence_runtime::{Fenced, ModelContent, Source};
+use fence_runtime::{fence_value, Fenced, ModelContent, Source};
 
 fn fence_again<T: Fenced>(value: &T) {
-    let _ = value.fence(&Source::tool("again"));
+    let _ = fence_value(&Source::tool("again"), value);
 }
 
 fn main() {

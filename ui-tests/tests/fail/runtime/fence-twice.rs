@@ -1,6 +1,6 @@
-use fence_runtime::{fence, Fenced, Source};
+use fence_runtime::{fence, fence_value, Source};
 
 fn main() {
     let block = fence(&Source::tool("web-fetch"), "<p>hi</p>");
-    let _twice = block.fence(&Source::tool("web-fetch"));
+    let _twice = fence_value(&Source::tool("web-fetch"), &block);
 }
