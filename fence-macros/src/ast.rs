@@ -8,7 +8,7 @@ use crate::ctxt::Ctxt;
 pub(crate) struct Container<'a> {
     pub(crate) ident: &'a Ident,
     pub(crate) generics: &'a Generics,
-    pub(crate) attrs: attr::Container<'a>,
+    pub(crate) attrs: attr::Container,
     pub(crate) shape: Shape<'a>,
 }
 
@@ -27,12 +27,12 @@ pub(crate) struct Variant<'a> {
 pub(crate) struct Field<'a> {
     pub(crate) member: Member,
     pub(crate) ty: &'a Type,
-    pub(crate) attrs: attr::Field<'a>,
+    pub(crate) attrs: attr::Field,
 }
 
 impl<'a> Container<'a> {
     /// `None` for a union, after reporting it.
-    pub(crate) fn from_ast(cx: &'a Ctxt, input: &'a DeriveInput) -> Option<Self> {
+    pub(crate) fn from_ast(cx: &Ctxt, input: &'a DeriveInput) -> Option<Self> {
         let attrs = attr::Container::from_attrs(cx, &input.attrs);
         let shape = match &input.data {
             Data::Struct(data) => Shape::Struct(Variant::new(cx, None, &data.fields)),
@@ -79,7 +79,7 @@ impl<'a> Container<'a> {
 }
 
 impl<'a> Variant<'a> {
-    fn new(cx: &'a Ctxt, ident: Option<&'a Ident>, fields: &'a syn::Fields) -> Self {
+    fn new(cx: &Ctxt, ident: Option<&'a Ident>, fields: &'a syn::Fields) -> Self {
         let fields = fields
             .iter()
             .enumerate()

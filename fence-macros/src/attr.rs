@@ -10,18 +10,16 @@ use crate::ctxt::Ctxt;
 /// One key of an attribute: its value, and the tokens of its first occurrence for spans.
 ///
 /// Every key is set through [`Key::set`], so the duplicate-key check is written once.
-pub(crate) struct Key<'c, T> {
-    cx: &'c Ctxt,
+pub(crate) struct Key<T> {
     attr: &'static str,
     name: &'static str,
     at: Option<TokenStream>,
     value: Option<T>,
 }
 
-impl<'c, T> Key<'c, T> {
-    fn new(cx: &'c Ctxt, attr: &'static str, name: &'static str) -> Self {
+impl<T> Key<T> {
+    fn new(attr: &'static str, name: &'static str) -> Self {
         Key {
-            cx,
             attr,
             name,
             at: None,
@@ -29,9 +27,9 @@ impl<'c, T> Key<'c, T> {
         }
     }
 
-    fn set<A: ToTokens>(&mut self, at: A, value: T) {
+    fn set<A: ToTokens>(&mut self, cx: &Ctxt, at: A, value: T) {
         if self.value.is_some() {
-            self.cx.error_spanned_by(
+            cx.error_spanned_by(
                 at,
                 format!("duplicate key `{}` in {}", self.name, self.attr),
             );
@@ -56,33 +54,33 @@ impl<'c, T> Key<'c, T> {
 }
 
 /// `#[fence(..)]` on the type deriving `Fenced`.
-pub(crate) struct Container<'c> {
-    pub(crate) display: Key<'c, ()>,
-    pub(crate) task: Key<'c, ()>,
-    pub(crate) tool: Key<'c, LitStr>,
+pub(crate) struct Container {
+    pub(crate) display: Key<()>,
+    pub(crate) task: Key<()>,
+    pub(crate) tool: Key<LitStr>,
 }
 
 /// `#[fence(..)]` on a field.
-pub(crate) struct Field<'c> {
-    pub(crate) content: Key<'c, ()>,
-    pub(crate) provenance: Key<'c, ()>,
+pub(crate) struct Field {
+    pub(crate) content: Key<()>,
+    pub(crate) provenance: Key<()>,
 }
 
 /// The arguments of `#[fence_boundary(..)]`.
-pub(crate) struct Boundary<'c> {
-    pub(crate) tool: Key<'c, LitStr>,
-    pub(crate) task: Key<'c, ()>,
+pub(crate) struct Boundary {
+    pub(crate) tool: Key<LitStr>,
+    pub(crate) task: Key<()>,
 }
 
 const FENCE: &str = "#[fence]";
 const BOUNDARY: &str = "#[fence_boundary]";
 
-impl<'c> Container<'c> {
-    pub(crate) fn from_attrs(cx: &'c Ctxt, attrs: &[Attribute]) -> Self {
+impl Container {
+    pub(crate) fn from_attrs(cx: &Ctxt, attrs: &[Attribute]) -> Self {
         let mut this = Container {
-            display: Key::new(cx, FENCE, "display"),
-            task: Key::new(cx, FENCE, "task"),
-            tool: Key::new(cx, FENCE, "tool"),
+            display: Key::new(FENCE, "display"),
+            task: Key::new(FENCE, "task"),
+            tool: Key::new(FENCE, "tool"),
         };
         for_each_fence_key(cx, attrs, |meta| {
             if meta.path.is_ident("display") {
@@ -109,11 +107,11 @@ impl<'c> Container<'c> {
     }
 }
 
-impl<'c> Field<'c> {
-    pub(crate) fn from_attrs(cx: &'c Ctxt, attrs: &[Attribute]) -> Self {
+impl Field {
+    pub(crate) fn from_attrs(cx: &Ctxt, attrs: &[Attribute]) -> Self {
         let mut this = Field {
-            content: Key::new(cx, FENCE, "content"),
-            provenance: Key::new(cx, FENCE, "provenance"),
+            content: Key::new(FENCE, "content"),
+            provenance: Key::new(FENCE, "provenance"),
         };
         for_each_fence_key(cx, attrs, |meta| {
             if meta.path.is_ident("content") {
@@ -138,11 +136,11 @@ impl<'c> Field<'c> {
     }
 }
 
-impl<'c> Boundary<'c> {
-    pub(crate) fn parse(cx: &'c Ctxt, args: TokenStream) -> Self {
+impl Boundary {
+    pub(crate) fn parse(cx: &Ctxt, args: TokenStream) -> Self {
         let mut this = Boundary {
-            tool: Key::new(cx, BOUNDARY, "tool"),
-            task: Key::new(cx, BOUNDARY, "task"),
+            tool: Key::new(BOUNDARY, "tool"),
+            task: Key::new(BOUNDARY, "task"),
         };
         let parser = syn::meta::parser(|meta| {
             if meta.path.is_ident("tool") {
@@ -200,12 +198,7 @@ fn key_name(meta: &ParseNestedMeta<'_>) -> String {
 }
 
 /// A key that takes no value.
-fn flag(
-    cx: &Ctxt,
-    attr: &str,
-    meta: &ParseNestedMeta<'_>,
-    key: &mut Key<'_, ()>,
-) -> syn::Result<()> {
+fn flag(cx: &Ctxt, attr: &str, meta: &ParseNestedMeta<'_>, key: &mut Key<()>) -> syn::Result<()> {
     if meta.input.peek(Token![=]) || meta.input.peek(syn::token::Paren) {
         let name = key_name(meta);
         cx.error_spanned_by(
@@ -214,7 +207,7 @@ fn flag(
         );
         return skip_value(meta);
     }
-    key.set(&meta.path, ());
+    key.set(cx, &meta.path, ());
     Ok(())
 }
 
@@ -223,7 +216,7 @@ fn tool_name(
     cx: &Ctxt,
     attr: &str,
     meta: &ParseNestedMeta<'_>,
-    key: &mut Key<'_, LitStr>,
+    key: &mut Key<LitStr>,
 ) -> syn::Result<()> {
     if !meta.input.peek(Token![=]) {
         cx.error_spanned_by(
@@ -240,7 +233,7 @@ fn tool_name(
             if let Err(problem) = check_tool_name(&name.value()) {
                 cx.error_spanned_by(&name, problem);
             }
-            key.set(&meta.path, name);
+            key.set(cx, &meta.path, name);
         }
         other => cx.error_spanned_by(
             other,

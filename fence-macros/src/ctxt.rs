@@ -8,9 +8,10 @@ use quote::ToTokens;
 
 /// Errors found while expanding one macro invocation.
 ///
-/// Checked exactly once with [`Ctxt::check`]; dropping it unchecked is a bug in this crate
-/// (an error would be lost), so it panics.
+/// Checked with [`Ctxt::check`], which consumes it, so checking twice does not compile;
+/// dropping it unchecked is a bug in this crate (an error would be lost), so it panics.
 pub(crate) struct Ctxt {
+    /// `None` once checked.
     errors: RefCell<Option<Vec<syn::Error>>>,
 }
 
@@ -30,14 +31,18 @@ impl Ctxt {
         self.errors
             .borrow_mut()
             .as_mut()
-            .expect("Ctxt used after check")
+            .expect("only `check`, which consumes the Ctxt, takes the errors")
             .push(err);
     }
 
-    /// All errors, combined into one, or `Ok` when there were none. Call once, after the last
-    /// check that can report an error.
-    pub(crate) fn check(&self) -> Result<(), syn::Error> {
-        let errors = self.errors.borrow_mut().take().expect("Ctxt checked twice");
+    /// All errors, combined into one, or `Ok` when there were none. Consumes the context, so it
+    /// comes after the last check that can report an error.
+    pub(crate) fn check(self) -> Result<(), syn::Error> {
+        let errors = self
+            .errors
+            .borrow_mut()
+            .take()
+            .expect("only `check`, which consumes the Ctxt, takes the errors");
         let mut errors = errors.into_iter();
         let Some(mut combined) = errors.next() else {
             return Ok(());

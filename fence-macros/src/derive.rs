@@ -290,11 +290,13 @@ fn stubs(cont: &Container<'_>) -> TokenStream {
     let (impl_generics, ty_generics, where_clause) = cont.generics.split_for_impl();
     let task = cont.attrs.task.is_set().then(|| {
         quote! {
+            #[automatically_derived]
             impl #impl_generics ::fence_runtime::__private::FencedTask for #ident #ty_generics #where_clause {
                 fn provenance(&self) -> &::fence_runtime::__private::TaskProvenance {
                     ::core::unreachable!()
                 }
             }
+            #[automatically_derived]
             impl #impl_generics ::core::convert::From<#ident #ty_generics>
                 for ::fence_runtime::__private::ModelContent #where_clause
             {
@@ -306,6 +308,7 @@ fn stubs(cont: &Container<'_>) -> TokenStream {
     });
     let tool = cont.attrs.tool.is_set().then(|| {
         quote! {
+            #[automatically_derived]
             impl #impl_generics ::core::convert::From<#ident #ty_generics>
                 for ::fence_runtime::__private::ToolOutput #where_clause
             {
@@ -316,6 +319,7 @@ fn stubs(cont: &Container<'_>) -> TokenStream {
         }
     });
     quote! {
+        #[automatically_derived]
         impl #impl_generics ::fence_runtime::__private::Fenced for #ident #ty_generics #where_clause {
             fn render(
                 &self,

@@ -1,0 +1,219 @@
+//! What shape a handler's return type has, and what result it hands back.
+
+use proc_macro2::TokenStream;
+use syn::{GenericArgument, PathArguments, ReturnType, Signature, Type, TypeParamBound};
+
+use crate::ctxt::Ctxt;
+
+/// How the function hands back its result.
+#[derive(Clone, Copy)]
+pub(crate) enum Shape {
+    /// `fn f() -> T`
+    Sync,
+    /// `async fn f() -> T`
+    Async,
+    /// `fn f() -> Pin<Box<dyn Future<Output = T> + ..>>`, as `#[async_trait]` writes methods.
+    BoxedFuture,
+    /// `fn f() -> impl Future<Output = T> + ..`
+    ImplFuture,
+}
+
+/// A handler's shape and the type of the result it hands back (`T` above).
+pub(crate) struct Returns {
+    pub(crate) shape: Shape,
+    pub(crate) result: Type,
+}
+
+/// Detects the shape and result type of a signature, reporting a signature no boundary can go
+/// on (a `const fn`, a handler that returns nothing, a result that is already fenced).
+pub(crate) fn detect(cx: &Ctxt, sig: &Signature) -> Option<Returns> {
+    if let Some(constness) = &sig.constness {
+        cx.error_spanned_by(
+            constness,
+            "#[fence_boundary] cannot go on a `const fn`: fencing allocates at run time; remove \
+             `const`",
+        );
+    }
+    let ReturnType::Type(_, ret) = &sig.output else {
+        cx.error_spanned_by(
+            &sig.ident,
+            format!(
+                "`{}` returns nothing, so there is nothing to fence: a #[fence_boundary] fn \
+                 returns the tool's result",
+                sig.ident
+            ),
+        );
+        return None;
+    };
+    let mut ret = (**ret).clone();
+    let (shape, result) = if sig.asyncness.is_some() {
+        (Shape::Async, ret)
+    } else if let Some(output) = future_output(&mut ret, true) {
+        (Shape::BoxedFuture, output.clone())
+    } else if let Some(output) = future_output(&mut ret, false) {
+        (Shape::ImplFuture, output.clone())
+    } else {
+        (Shape::Sync, ret)
+    };
+    check_result_type(cx, &result)?;
+    Some(Returns { shape, result })
+}
+
+/// Replaces the result type in the signature with `output`, keeping everything else as written:
+/// the return type itself for a sync or `async fn`, the future's `Output` otherwise.
+pub(crate) fn rewrite_signature(sig: &mut Signature, shape: Shape, output: TokenStream) {
+    let ReturnType::Type(_, ret) = &mut sig.output else {
+        unreachable!("`detect` refused a signature that returns nothing")
+    };
+    let slot = match shape {
+        Shape::Sync | Shape::Async => &mut **ret,
+        Shape::BoxedFuture | Shape::ImplFuture => {
+            future_output(ret, matches!(shape, Shape::BoxedFuture))
+                .expect("`detect` found the future's output")
+        }
+    };
+    *slot = syn::parse2(output).expect("a type");
+}
+
+/// Rejects result types that cannot be fenced for reasons the macro can see.
+fn check_result_type(cx: &Ctxt, ty: &Type) -> Option<()> {
+    if let Type::Tuple(tuple) = ty {
+        if tuple.elems.is_empty() {
+            cx.error_spanned_by(
+                ty,
+                "a #[fence_boundary] fn returns the tool's result, and `()` has nothing to fence",
+            );
+            return None;
+        }
+    }
+    let named = last_segment(ty).filter(|seg| is_fenced_type(seg));
+    let wrapper = last_segment(ty).filter(|seg| seg.ident == "Result" || seg.ident == "Option");
+    let ok = wrapper
+        .and_then(|seg| type_argument(&seg.arguments, 0))
+        .and_then(last_segment)
+        .filter(|seg| is_fenced_type(seg));
+    if let Some(seg) = named.or(ok) {
+        cx.error_spanned_by(
+            ty,
+            format!(
+                "`{}` is already fenced: return the tool's own result and let #[fence_boundary] \
+                 fence it, or remove #[fence_boundary]",
+                seg.ident
+            ),
+        );
+        return None;
+    }
+    let err = wrapper
+        .filter(|seg| seg.ident == "Result")
+        .and_then(|seg| type_argument(&seg.arguments, 1))
+        .filter(|err| last_segment(err).is_some_and(is_fenced_type));
+    if let Some(err) = err {
+        cx.error_spanned_by(
+            err,
+            format!(
+                "`{}` is already fenced, and #[fence_boundary] fences a tool's error too: \
+                 return the error's own type (any `Display` type) and let #[fence_boundary] \
+                 fence it",
+                last_segment(err).expect("checked above").ident
+            ),
+        );
+        return None;
+    }
+    Some(())
+}
+
+/// `ToolOutput`, `ModelContent` or `FencedBlock`, by any path.
+fn is_fenced_type(seg: &syn::PathSegment) -> bool {
+    ["ToolOutput", "ModelContent", "FencedBlock"]
+        .iter()
+        .any(|name| seg.ident == name)
+}
+
+fn last_segment(ty: &Type) -> Option<&syn::PathSegment> {
+    match ty {
+        Type::Path(path) if path.qself.is_none() => path.path.segments.last(),
+        Type::Group(group) => last_segment(&group.elem),
+        Type::Paren(paren) => last_segment(&paren.elem),
+        _ => None,
+    }
+}
+
+/// The `index`th type argument of a path segment.
+fn type_argument(arguments: &PathArguments, index: usize) -> Option<&Type> {
+    match arguments {
+        PathArguments::AngleBracketed(args) => args
+            .args
+            .iter()
+            .filter_map(|arg| match arg {
+                GenericArgument::Type(ty) => Some(ty),
+                _ => None,
+            })
+            .nth(index),
+        _ => None,
+    }
+}
+
+/// The `Output` type of `Pin<Box<dyn Future<Output = T> + ..>>` (`boxed`) or of
+/// `impl Future<Output = T> + ..`.
+fn future_output(ty: &mut Type, boxed: bool) -> Option<&mut Type> {
+    let bounds = if boxed {
+        let pinned = single_type_argument(ty, "Pin")?;
+        match single_type_argument(pinned, "Box")? {
+            Type::TraitObject(object) => &mut object.bounds,
+            _ => return None,
+        }
+    } else {
+        match ty {
+            Type::ImplTrait(imp) => &mut imp.bounds,
+            _ => return None,
+        }
+    };
+    bounds.iter_mut().find_map(|bound| {
+        let TypeParamBound::Trait(bound) = bound else {
+            return None;
+        };
+        let future = bound.path.segments.last_mut()?;
+        if future.ident != "Future" {
+            return None;
+        }
+        let PathArguments::AngleBracketed(args) = &mut future.arguments else {
+            return None;
+        };
+        args.args.iter_mut().find_map(|arg| match arg {
+            GenericArgument::AssocType(assoc) if assoc.ident == "Output" => Some(&mut assoc.ty),
+            _ => None,
+        })
+    })
+}
+
+/// `T` in `Name<T>`, where `Name` is the last segment of the path.
+fn single_type_argument<'t>(ty: &'t mut Type, name: &str) -> Option<&'t mut Type> {
+    let Type::Path(path) = ty else { return None };
+    let last = path.path.segments.last_mut()?;
+    if last.ident != name {
+        return None;
+    }
+    let PathArguments::AngleBracketed(args) = &mut last.arguments else {
+        return None;
+    };
+    if args.args.len() != 1 {
+        return None;
+    }
+    match args.args.first_mut()? {
+        GenericArgument::Type(ty) => Some(ty),
+        _ => None,
+    }
+}
+
+pub(crate) fn contains_impl_trait(ty: &Type) -> bool {
+    use syn::visit::Visit;
+    struct Finder(bool);
+    impl<'ast> Visit<'ast> for Finder {
+        fn visit_type_impl_trait(&mut self, _: &'ast syn::TypeImplTrait) {
+            self.0 = true;
+        }
+    }
+    let mut finder = Finder(false);
+    finder.visit_type(ty);
+    finder.0
+}
