@@ -118,6 +118,7 @@
 //! [`ToolOutput`]: crate::ToolOutput
 
 mod artifact;
+mod classify;
 mod finding;
 mod read;
 mod record;
@@ -126,6 +127,7 @@ mod trace;
 mod verify;
 
 pub use self::artifact::{ArtifactFrame, CallMeta, ParsedArtifact, ParsedFrame, read_frame};
+pub use self::classify::{ResultKind, VerifyContext};
 pub use self::finding::{Finding, FindingKind, Location, MarkerKind, MissingLabel, Surface};
 pub use self::read::{Counts, Label, LineError, Located, Nullable, ReadError, Report};
 pub use self::record::{ParsedMessage, Part, RecordHeader, RecordLine, RecordReport, read_record};
@@ -135,15 +137,14 @@ pub use self::trace::{
     ToolCallEvent, TraceReport, read_trace,
 };
 pub use self::verify::{
-    Markers, ResultKind, VerifyContext, read_markers, verify_frame, verify_record, verify_stream,
-    verify_trace,
+    Markers, read_markers, verify_frame, verify_record, verify_stream, verify_trace,
 };
 
 use crate::content::ModelContent;
 
 /// Text and the label that goes with it, taken together from one value. The writing types
-/// build their `content` and `fence_source` / `fence` keys from one of these, and only the two
-/// constructors below make one.
+/// build their `content` and `fence_source` / `fence` keys from one of these, and only
+/// [`Labelled::of`] makes one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Labelled<'a> {
     text: &'a str,
@@ -157,11 +158,5 @@ impl<'a> Labelled<'a> {
             text: content.as_str(),
             fence: content.fence_source(),
         }
-    }
-
-    /// Text that is one of the spec's never-fenced exemptions (a skill's `skill.md`, a hook
-    /// artifact), as [`ModelContent::skill_doc`] and [`ModelContent::hook_artifact`] build it.
-    fn exempt(text: &'a str) -> Labelled<'a> {
-        Labelled { text, fence: None }
     }
 }
