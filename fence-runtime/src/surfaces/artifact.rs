@@ -328,7 +328,8 @@ impl<'a> ArtifactFrame<'a> {
 /// An artifact frame as read from the wire, from any runtime version.
 ///
 /// Only `artifact.content` is required. Unknown keys are ignored; a known key of the wrong type
-/// fails the frame with [`ReadError::Shape`].
+/// fails the frame with [`ReadError::Shape`], and any key written twice with
+/// [`ReadError::DuplicateKey`].
 ///
 /// ```
 /// use fence_runtime::surfaces::{read_frame, Label};
@@ -390,12 +391,17 @@ pub struct ParsedArtifact {
 ///
 /// # Errors
 ///
-/// [`ReadError::Json`] when the text is not one JSON value, [`ReadError::Shape`] when it is not
-/// a frame (no `artifact` object with a string `content`, or a known key of the wrong type).
+/// [`ReadError::Json`] when the text is not one JSON value, [`ReadError::DuplicateKey`] when an
+/// object in it names a key twice, [`ReadError::Shape`] when it is not a frame (no `artifact`
+/// object with a string `content`, or a known key of the wrong type).
 ///
 /// ```
-/// use fence_runtime::surfaces::read_frame;
+/// use fence_runtime::surfaces::{read_frame, ReadError};
 ///
+/// assert!(matches!(
+///     read_frame(r#"{"artifact":{"content":"<untrusted-content source=tool:t>\nx\n</untrusted-content>","content":"raw"}}"#),
+///     Err(ReadError::DuplicateKey { .. }),
+/// ));
 /// let frame = read_frame(r#"{"id":"tsk_1","artifact":{"content":"hi","fence_source":null}}"#)?;
 /// assert_eq!(frame.artifact.content, "hi");
 /// assert!(read_frame(r#"{"id":"tsk_1","artifact":{"content":7}}"#).is_err());

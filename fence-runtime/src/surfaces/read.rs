@@ -137,6 +137,10 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Nullable<T> {
 ///
 /// assert!(matches!(read_frame("{"), Err(ReadError::Json { .. })));
 /// assert!(matches!(read_frame(r#"{"artifact":{}}"#), Err(ReadError::Shape(_))));
+/// assert_eq!(
+///     read_frame(r#"{"artifact":{"content":"a","content":"b"}}"#),
+///     Err(ReadError::DuplicateKey { key: "content".into(), column: 36 }),
+/// );
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -159,7 +163,8 @@ pub enum ReadError {
     DuplicateKey {
         /// The key.
         key: String,
-        /// The 1-based column where the second one ends.
+        /// The 1-based column, in the unit's JSON text (for an SSE event, its `data`), where
+        /// the second one ends.
         column: usize,
     },
     /// The JSON is not the surface's shape: a required key is missing, or a known key has the

@@ -560,8 +560,9 @@ impl Report<ParsedMessage> {
 /// Reads a whole `conversation.jsonl`.
 ///
 /// Blank lines, the header and any line that is not an object carrying a string `role` are
-/// skipped and counted; a line that is not JSON, or whose known keys have the wrong types,
-/// fails with its line number; reading always goes on to the end.
+/// skipped and counted; a line that is not JSON, that names a key twice in any object, or whose
+/// known keys have the wrong types, fails with its line number; reading always goes on to the
+/// end.
 ///
 /// ```
 /// use fence_runtime::surfaces::read_record;

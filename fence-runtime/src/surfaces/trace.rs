@@ -555,7 +555,8 @@ pub type TraceReport = Report<ParsedEvent>;
 ///
 /// Blank lines and events other than `tool_call` and `skill_call` are skipped and counted. Every
 /// trace line has a string `event_type`, so a line without one fails, as does a line that is
-/// not JSON or whose known keys have the wrong types; reading always goes on to the end.
+/// not JSON, that names a key twice in any object, or whose known keys have the wrong types;
+/// reading always goes on to the end.
 ///
 /// ```
 /// use fence_runtime::surfaces::read_trace;
