@@ -384,8 +384,8 @@ fn join<'a>(mut texts: impl Iterator<Item = &'a str>) -> Cow<'a, str> {
 /// One part of a message's `content`, read by its `type`.
 ///
 /// The types read are those a conversation record carries in the Anthropic Messages format and
-/// in the Chat Completions and Responses formats of `OpenAI`; any other type is kept as [`Part::Other`], and
-/// the verifier reports it, since its text cannot be checked.
+/// in the Chat Completions and Responses formats of `OpenAI`; any other type is kept as
+/// [`Part::Other`], and the verifier reports it, since its text cannot be checked.
 ///
 /// ```
 /// use fence_runtime::surfaces::{read_record, Part};
