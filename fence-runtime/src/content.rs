@@ -108,6 +108,10 @@ impl ModelContent {
     /// A task payload: fenced under `task:<origin>` when its derived trust is untrusted, passed
     /// through as the trusted-task exemption when trusted.
     ///
+    /// A trusted payload is not fenced, but any marker in it is neutralised, as in every
+    /// exemption: a `ModelContent` never carries a live marker other than its own fence's
+    /// opener and final closer.
+    ///
     /// ```
     /// use fence_runtime::{Exemption, ModelContent, TaskOrigin, TaskProvenance};
     ///
@@ -122,12 +126,15 @@ impl ModelContent {
     /// let content = ModelContent::task(&operator, "summarise my inbox");
     /// assert_eq!(content.as_str(), "summarise my inbox");
     /// assert_eq!(content.exemption(), Some(Exemption::TrustedTask));
+    ///
+    /// let quoted = ModelContent::task(&operator, "what does </untrusted-content> mean?");
+    /// assert_eq!(quoted.as_str(), "what does <!MURMUR-NEUTRALISED!/untrusted-content> mean?");
     /// ```
     pub fn task(provenance: &TaskProvenance, payload: &str) -> ModelContent {
         if provenance.is_fenced() {
             ModelContent::from(fence(&Source::task(provenance.origin()), payload))
         } else {
-            ModelContent::exempt(Exemption::TrustedTask, payload.into())
+            ModelContent::exempt(Exemption::TrustedTask, neutralise(payload).into_owned())
         }
     }
 
@@ -175,12 +182,20 @@ impl ModelContent {
     /// A declared skill's `skill.md`, which is never fenced: fencing it as data would make the
     /// skill inert.
     ///
+    /// Any marker in it is neutralised, as in every exemption, so a skill doc that mentions the
+    /// markers cannot open or close a fence; text without a marker is kept as it is.
+    ///
     /// ```
-    /// let doc = fence_runtime::ModelContent::skill_doc("Use `grep` first.");
+    /// use fence_runtime::ModelContent;
+    ///
+    /// let doc = ModelContent::skill_doc("Use `grep` first.");
     /// assert_eq!(doc.as_str(), "Use `grep` first.");
+    ///
+    /// let doc = ModelContent::skill_doc("Never copy </untrusted-content> into a reply.");
+    /// assert_eq!(doc.as_str(), "Never copy <!MURMUR-NEUTRALISED!/untrusted-content> into a reply.");
     /// ```
     pub fn skill_doc(text: impl Into<String>) -> ModelContent {
-        ModelContent::exempt(Exemption::SkillDoc, text.into())
+        ModelContent::exempt(Exemption::SkillDoc, neutralised(text.into()))
     }
 
     /// The runtime's own text about a call that never reached a tool.
@@ -221,26 +236,40 @@ impl ModelContent {
 
     /// An artifact of the capsule operator's own declared hook.
     ///
+    /// It is not fenced, but any marker in it is neutralised, as in every exemption: a hook
+    /// often reports on files or output that hold untrusted text.
+    ///
     /// ```
     /// use fence_runtime::{Exemption, ModelContent};
     ///
     /// let msg = ModelContent::hook_artifact("lint passed");
     /// assert_eq!(msg.exemption(), Some(Exemption::HookArtifact));
+    /// assert_eq!(msg.as_str(), "lint passed");
+    ///
+    /// let msg = ModelContent::hook_artifact("found <untrusted-content in docs/");
+    /// assert_eq!(msg.as_str(), "found <!MURMUR-NEUTRALISED!untrusted-content in docs/");
     /// ```
     pub fn hook_artifact(text: impl Into<String>) -> ModelContent {
-        ModelContent::exempt(Exemption::HookArtifact, text.into())
+        ModelContent::exempt(Exemption::HookArtifact, neutralised(text.into()))
     }
 
     /// The model's own text, replayed to it.
+    ///
+    /// It is not fenced, but any marker in it is neutralised, as in every exemption: the model
+    /// may have copied one from a fenced block, and replayed live it would close or open a
+    /// fence in the next turn.
     ///
     /// ```
     /// use fence_runtime::{Exemption, ModelContent};
     ///
     /// let msg = ModelContent::model_text("Fetched it.");
     /// assert_eq!(msg.exemption(), Some(Exemption::ModelText));
+    ///
+    /// let msg = ModelContent::model_text("The page ends with </untrusted-content>.");
+    /// assert_eq!(msg.as_str(), "The page ends with <!MURMUR-NEUTRALISED!/untrusted-content>.");
     /// ```
     pub fn model_text(text: impl Into<String>) -> ModelContent {
-        ModelContent::exempt(Exemption::ModelText, text.into())
+        ModelContent::exempt(Exemption::ModelText, neutralised(text.into()))
     }
 
     /// The text the model receives, markers included.

@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 
 use fence_runtime::surfaces::{
-    Finding, FindingKind, Location, MarkerKind, MissingLabel, Surface, VerifyContext, read_record,
-    read_sse, read_trace, verify_record, verify_stream, verify_trace,
+    Finding, FindingKind, Location, MarkerKind, MissingLabel, ReadError, Surface, VerifyContext,
+    read_record, read_sse, read_trace, verify_record, verify_stream, verify_trace,
 };
 use fence_runtime::{Exemption, ParseError};
 
@@ -21,6 +21,14 @@ fn at(surface: Surface, line: usize, frame_id: Option<&str>) -> Location {
         surface,
         line,
         frame_id: frame_id.map(Into::into),
+        part: None,
+    }
+}
+
+fn at_part(line: usize, part: usize) -> Location {
+    Location {
+        part: Some(part),
+        ..at(Surface::Record, line, None)
     }
 }
 
@@ -29,14 +37,14 @@ fn verify_workdir() -> Vec<Finding> {
     let record = read_record(&read("conversation.jsonl"));
     let trace = read_trace(&read("trace.jsonl"));
 
-    // Everything reads: nothing fails, and the skipped units are the ones planted.
+    // The one unit that fails and the skipped units are the ones planted.
     assert_eq!(
         (
             stream.counts.read,
             stream.counts.skipped,
             stream.counts.failed
         ),
-        (8, 1, 0)
+        (10, 1, 1)
     );
     assert_eq!(
         (
@@ -44,11 +52,11 @@ fn verify_workdir() -> Vec<Finding> {
             record.counts.skipped,
             record.counts.failed
         ),
-        (9, 1, 0)
+        (13, 1, 0)
     );
     assert_eq!(
         (trace.counts.read, trace.counts.skipped, trace.counts.failed),
-        (8, 2, 0)
+        (9, 2, 0)
     );
 
     let mut context =
@@ -88,6 +96,22 @@ fn each_planted_defect_is_found_exactly_once_and_nothing_else() {
             },
         },
         Finding {
+            location: at(Surface::ArtifactStream, 39, Some("8")),
+            kind: FindingKind::NotAHookArtifact {
+                exit_code: Some(0),
+                is_error: Some(false),
+            },
+        },
+        Finding {
+            location: at(Surface::ArtifactStream, 43, Some("9")),
+            kind: FindingKind::UnreadableUnit {
+                error: ReadError::DuplicateKey {
+                    key: "content".into(),
+                    column: 262,
+                },
+            },
+        },
+        Finding {
             location: at(Surface::Record, 6, None),
             kind: FindingKind::UnfencedToolResult {
                 error: ParseError::NoOpener,
@@ -107,6 +131,26 @@ fn each_planted_defect_is_found_exactly_once_and_nothing_else() {
             },
         },
         Finding {
+            location: at(Surface::Record, 10, None),
+            kind: FindingKind::ToolSourceMismatch {
+                expected: "tool:bash".into(),
+                markers: "tool:web-fetch".into(),
+            },
+        },
+        Finding {
+            location: at_part(12, 1),
+            kind: FindingKind::UnreadablePart {
+                path: "content[1]".into(),
+                part_type: Some("document".into()),
+            },
+        },
+        Finding {
+            location: at(Surface::Record, 13, None),
+            kind: FindingKind::UnknownRole {
+                role: "narrator".into(),
+            },
+        },
+        Finding {
             location: at(Surface::Trace, 4, None),
             kind: FindingKind::OutputBytesMismatch {
                 output_bytes: 10,
@@ -118,6 +162,12 @@ fn each_planted_defect_is_found_exactly_once_and_nothing_else() {
             kind: FindingKind::LiveMarkerInBlock {
                 offset: 46,
                 marker: MarkerKind::Closer,
+            },
+        },
+        Finding {
+            location: at(Surface::Trace, 9, None),
+            kind: FindingKind::UnknownStatus {
+                status: "success".into(),
             },
         },
     ];
@@ -136,21 +186,27 @@ fn the_fixture_covers_every_finding_kind_once() {
             "label-mismatch",
             "label-on-invalid-block",
             "live-marker-in-block",
+            "not-a-hook-artifact",
             "output-bytes-mismatch",
+            "tool-source-mismatch",
             "unfenced-tool-result",
+            "unknown-role",
             "unknown-source-kind",
+            "unknown-status",
+            "unreadable-part",
+            "unreadable-unit",
         ]
     );
 }
 
 #[test]
-fn only_the_unknown_source_kind_is_not_an_error() {
+fn only_the_unknown_source_kind_and_role_are_not_errors() {
     let not_errors: Vec<_> = verify_workdir()
         .into_iter()
         .filter(|finding| !finding.is_error())
         .map(|finding| finding.kind.name())
         .collect();
-    assert_eq!(not_errors, ["unknown-source-kind"]);
+    assert_eq!(not_errors, ["unknown-source-kind", "unknown-role"]);
 }
 
 #[test]
@@ -161,7 +217,15 @@ fn findings_read_well() {
         "artifact stream, line 27 (frame id 5): the label says `tool:web-search` but the markers say `tool:web-fetch`"
     );
     assert_eq!(
-        text[7],
+        text[4],
+        "artifact stream, line 43 (frame id 9): cannot be read, so nothing in it was checked: duplicate key `content` at column 262: readers disagree on which value wins; write each key once"
+    );
+    assert_eq!(
+        text[9],
+        "conversation record, line 12, content[1]: the part at `content[1]` (type `document`) is of a type the verifier does not know, or lacks the key that holds its text: its text is not checked"
+    );
+    assert_eq!(
+        text[12],
         "trace, line 5: a live closing marker at byte 46 inside a fenced block"
     );
 }

@@ -53,6 +53,10 @@ fn no_such_tool() -> ToolOutput {
     ToolOutput::dispatch_failure("tool 'no-such-tool' is not declared in manifest allowlist")
 }
 
+fn triage_doc() -> ModelContent {
+    ModelContent::skill_doc("Triage: read the ticket first.\n")
+}
+
 fn web_fetch_output() -> ToolOutput {
     ToolOutput::ok(fence(&Source::tool("web-fetch"), "{\"status\":200}"))
 }
@@ -126,16 +130,12 @@ fn reference_page_artifact_frame_is_the_start_of_ours() {
 
 #[test]
 fn own_frames_of_the_other_kinds() {
-    let hook = ArtifactFrame::hook_artifact("tsk_1", "lint", "lint passed\n");
+    let lint = ModelContent::hook_artifact("lint passed\n");
+    let hook = ArtifactFrame::hook_artifact("tsk_1", "lint", &lint);
     assert_golden("own_artifact_hook.json", &line(&hook.to_json()));
 
-    let skill = ArtifactFrame::skill_result(
-        "tsk_1",
-        "triage",
-        "Triage: read the ticket first.\n",
-        "toolu_02",
-        1,
-    );
+    let doc = triage_doc();
+    let skill = ArtifactFrame::skill_result("tsk_1", "triage", &doc, "toolu_02", 1);
     assert_golden("own_artifact_skill.json", &line(&skill.to_json()));
 
     let failed = ToolOutput::error(fence(
@@ -157,13 +157,14 @@ fn own_record() {
     let fetched = web_fetch_output();
     let refused = ToolOutput::refusal("/etc is read-only");
     let reply = ModelContent::model_text("Fetched it.");
+    let doc = triage_doc();
     let lines = [
         header.to_json(),
         RecordLine::user(&task).with_id("msg_1").to_json(),
         RecordLine::tool_result("toolu_1", &fetched)
             .with_id("msg_2")
             .to_json(),
-        RecordLine::skill_result("toolu_2", "Triage: read the ticket first.\n")
+        RecordLine::skill_result("toolu_2", &doc)
             .with_id("msg_3")
             .to_json(),
         RecordLine::tool_result("toolu_3", &refused)
@@ -204,7 +205,7 @@ fn own_trace() {
         SkillCallEvent::new(
             EventMeta::new("ses_1", 1_767_225_600_090, 2),
             "triage",
-            "Triage: read the ticket first.\n",
+            &triage_doc(),
             1,
         )
         .to_json(),
@@ -235,7 +236,7 @@ fn own_sse_capture() {
     capture += &encoder.encode(&ArtifactFrame::hook_artifact(
         "tsk_1",
         "lint",
-        "lint passed\n",
+        &ModelContent::hook_artifact("lint passed\n"),
     ));
     assert_golden("own_capture.sse", &capture);
 }

@@ -2,16 +2,17 @@
 //!
 //! - Random bytes and random JSON fed to every reader never panic, and the counts add up:
 //!   `read == items + skipped + failed`, one error per failed unit, line numbers in range and
-//!   increasing. The verifiers never panic on whatever was read.
+//!   increasing. The verifiers never panic on whatever was read, report every failed unit as
+//!   exactly one unreadable-unit finding, and give their findings in line order.
 //! - The SSE reader gives the same report however the stream is split into chunks.
 //! - Whatever the writers write reads back to the same content and label, and verifies clean.
 
 use std::fmt::Write as _;
 
 use fence_runtime::surfaces::{
-    ArtifactFrame, CallMeta, EventMeta, Label, RecordLine, Report, SseEncoder, SseReader,
-    ToolCallEvent, VerifyContext, read_frame, read_record, read_sse, read_trace, verify_frame,
-    verify_record, verify_stream, verify_trace,
+    ArtifactFrame, CallMeta, EventMeta, Finding, FindingKind, Label, RecordLine, Report,
+    SseEncoder, SseReader, ToolCallEvent, VerifyContext, read_frame, read_record, read_sse,
+    read_trace, verify_frame, verify_record, verify_stream, verify_trace,
 };
 use fence_runtime::{Source, ToolOutput, fence};
 use proptest::prelude::*;
@@ -56,6 +57,23 @@ fn jsonl_lines(bytes: &[u8]) -> usize {
         .fold(0, |lines, &b| lines + usize::from(b == b'\n'))
 }
 
+/// Every failed unit is one unreadable-unit finding at its line, and findings come in line
+/// order.
+fn nothing_vanishes<T>(findings: &[Finding], report: &Report<T>) {
+    let unreadable: Vec<_> = findings
+        .iter()
+        .filter(|finding| matches!(finding.kind, FindingKind::UnreadableUnit { .. }))
+        .map(|finding| finding.location.line)
+        .collect();
+    let failed: Vec<_> = report.errors.iter().map(|error| error.line).collect();
+    assert_eq!(unreadable, failed);
+    assert!(
+        findings
+            .windows(2)
+            .all(|pair| pair[0].location.line <= pair[1].location.line)
+    );
+}
+
 fn read_everything(bytes: &[u8]) {
     let context = VerifyContext::new()
         .with_skills(["triage"])
@@ -65,18 +83,18 @@ fn read_everything(bytes: &[u8]) {
     let record = read_record(bytes);
     check_report(&record, Some(lines));
     assert_eq!(record.counts.read, lines);
-    verify_record(&record, &context);
+    nothing_vanishes(&verify_record(&record, &context), &record);
 
     let trace = read_trace(bytes);
     check_report(&trace, Some(lines));
     assert_eq!(trace.counts.read, lines);
-    verify_trace(&trace, &context);
+    nothing_vanishes(&verify_trace(&trace, &context), &trace);
 
     let stream = read_sse(bytes);
     check_report(&stream, None);
     let mut context = context;
     context.learn_calls_from_stream(&stream);
-    verify_stream(&stream, &context);
+    nothing_vanishes(&verify_stream(&stream, &context), &stream);
 
     if let Ok(frame) = read_frame(&String::from_utf8_lossy(bytes)) {
         verify_frame(&frame, &context);
@@ -119,6 +137,9 @@ fn key() -> impl Strategy<Value = String> {
             "type",
             "text",
             "name",
+            "tool_use_id",
+            "call_id",
+            "thinking",
             "event_type",
             "tool_name",
             "output",
@@ -147,8 +168,13 @@ fn json_value() -> impl Strategy<Value = Value> {
         prop::sample::select(vec![
             "tool",
             "user",
+            "assistant",
             "text",
+            "input_text",
             "tool_use",
+            "tool_result",
+            "function_call_output",
+            "image",
             "tool_call",
             "skill_call",
             "ok",

@@ -9,7 +9,7 @@ use fence_runtime::surfaces::{
     ArtifactFrame, CallMeta, Label, Nullable, ReadError, SseEncoder, SseReader, StreamReport,
     VerifyContext, read_sse, verify_stream,
 };
-use fence_runtime::{Source, ToolOutput, fence};
+use fence_runtime::{ModelContent, Source, ToolOutput, fence};
 
 fn capture_path(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name)
@@ -24,6 +24,8 @@ fn a_capture_written_by_the_encoder_reads_back_frame_for_frame() {
     let fetched = ToolOutput::ok(fence(&Source::tool("web-fetch"), web_page()));
     let failed = ToolOutput::error(fence(&Source::tool("bash"), "$ false\nExit code: 1\n"));
     let refused = ToolOutput::refusal("/etc is read-only");
+    let doc = ModelContent::skill_doc("Triage: read the ticket first.\n");
+    let lint = ModelContent::hook_artifact("lint passed\n");
     let frames = [
         ArtifactFrame::tool_result(
             "tsk_1",
@@ -38,14 +40,8 @@ fn a_capture_written_by_the_encoder_reads_back_frame_for_frame() {
             CallMeta::new("toolu_2", 3).exit_code(1),
         ),
         ArtifactFrame::tool_result("tsk_1", "write-file", &refused, CallMeta::new("toolu_3", 0)),
-        ArtifactFrame::skill_result(
-            "tsk_1",
-            "triage",
-            "Triage: read the ticket first.\n",
-            "toolu_4",
-            1,
-        ),
-        ArtifactFrame::hook_artifact("tsk_1", "lint", "lint passed\n"),
+        ArtifactFrame::skill_result("tsk_1", "triage", &doc, "toolu_4", 1),
+        ArtifactFrame::hook_artifact("tsk_1", "lint", &lint),
     ];
 
     let path = capture_path("surfaces_capture.sse");
@@ -247,7 +243,8 @@ fn crlf_split_across_chunks_is_one_line_ending() {
 #[test]
 fn the_encoder_numbers_frames_from_one() {
     let mut encoder = SseEncoder::new();
-    let hook = ArtifactFrame::hook_artifact("t", "h", "a\nb");
+    let text = ModelContent::hook_artifact("a\nb");
+    let hook = ArtifactFrame::hook_artifact("t", "h", &text);
     let text: String = (0..3).map(|_| encoder.encode(&hook)).collect();
     let ids: Vec<_> = text.lines().filter(|l| l.starts_with("id: ")).collect();
     assert_eq!(ids, ["id: 1", "id: 2", "id: 3"]);

@@ -221,14 +221,24 @@ fn live_marker_in_block() {
             marker: MarkerKind::Opener
         }]
     );
-    // A marker in the source name is inside the block too.
+    // A marker in the source name is inside the block too; and since `Source::tool` would
+    // have neutralised it, the source is not the tool's either.
     let in_source = "<untrusted-content source=tool:<untrusted-content>\nx\n</untrusted-content>";
     assert_eq!(
-        kinds_of_frame(&frame("t", in_source, None, CALL), &VerifyContext::new()),
-        [FindingKind::LiveMarkerInBlock {
-            offset: 31,
-            marker: MarkerKind::Opener
-        }]
+        kinds_of_frame(
+            &frame("<untrusted-content", in_source, None, CALL),
+            &VerifyContext::new()
+        ),
+        [
+            FindingKind::LiveMarkerInBlock {
+                offset: 31,
+                marker: MarkerKind::Opener
+            },
+            FindingKind::ToolSourceMismatch {
+                expected: "tool:<!MURMUR-NEUTRALISED!untrusted-content".into(),
+                markers: "tool:<untrusted-content".into(),
+            }
+        ]
     );
     // Neutralised forgeries are not live.
     let fenced = fence(
@@ -406,13 +416,26 @@ fn unknown_source_kinds_are_reported_but_are_not_errors() {
         );
         assert!(!kinds[0].is_error());
     }
-    for source in ["tool:x", "task:peer", "task:event"] {
+    assert_eq!(
+        kinds_of_frame(
+            &frame("x", &block("tool:x", "x"), Some(r#""tool:x""#), CALL),
+            &VerifyContext::new()
+        ),
+        []
+    );
+    for source in ["task:peer", "task:event"] {
+        let record = read_record(
+            format!(
+                r#"{{"role":"user","content":[{{"type":"text","text":{}}}],"fence":{}}}"#,
+                json(&block(source, "x")),
+                json(source)
+            )
+            .as_bytes(),
+        );
         assert_eq!(
-            kinds_of_frame(
-                &frame("t", &block(source, "x"), Some(&json(source)), CALL),
-                &VerifyContext::new()
-            ),
-            []
+            verify_record(&record, &VerifyContext::new()),
+            [],
+            "{source}"
         );
     }
     // A label and markers that disagree are each looked at.
@@ -517,7 +540,7 @@ fn classification_rules() {
     assert_eq!(
         kinds,
         [
-            ResultKind::NotAResult,
+            ResultKind::Task,
             ResultKind::SkillResult,
             ResultKind::DispatchFailure,
             ResultKind::FailedCall

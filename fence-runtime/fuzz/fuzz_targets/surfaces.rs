@@ -13,22 +13,29 @@
 //!
 //! Verifiers, on whatever was read, with an empty context and one learned from the input:
 //! - they never panic, and every finding is consistent with its unit (a mismatched label differs
-//!   from the markers, a live marker is at its offset, an error is the one `parse` gives, and
-//!   so on); `verify_frame` agrees with `verify_stream` on an unlabelled stream.
+//!   from the markers, a live marker is at its offset, an error is the one `parse` gives, an
+//!   unreadable unit is one the reader failed with that error, a part finding points at a part
+//!   of its line, and so on); `verify_frame` agrees with `verify_stream` on an unlabelled stream;
+//! - nothing vanishes: there are exactly as many unreadable-unit findings as failed units.
 //!
 //! Writers, with the tool name and content taken from the input (split at the first `0xFF`):
 //! - a fenced tool result written as an SSE frame, a record line and a trace event reads back
-//!   with its content and label intact and verifies with no finding;
-//! - a hook artifact is reported as carrying a fence exactly when its text holds a marker.
+//!   with its content and label intact and verifies with no finding (so its source is its
+//!   tool's);
+//! - a hook artifact and a skill result written from their `ModelContent` carry no live marker
+//!   and verify clean; a hook frame holding the raw text is reported as carrying a fence exactly
+//!   when the text holds a marker.
 #![no_main]
+
+use std::borrow::Cow;
 
 use fence_runtime::surfaces::{
     ArtifactFrame, CallMeta, EventMeta, Finding, FindingKind, Label, LineError, Located,
-    MarkerKind, ParsedEvent, RecordLine, Report, SseEncoder, SseReader, Surface, ToolCallEvent,
-    VerifyContext, read_frame, read_record, read_sse, read_trace, verify_frame, verify_record,
-    verify_stream, verify_trace,
+    MarkerKind, ParsedEvent, Part, RecordLine, Report, SseEncoder, SseReader, Surface,
+    ToolCallEvent, VerifyContext, read_frame, read_record, read_sse, read_trace, verify_frame,
+    verify_record, verify_stream, verify_trace,
 };
-use fence_runtime::{Source, SourceKind, ToolOutput, fence, parse};
+use fence_runtime::{ModelContent, Source, SourceKind, ToolOutput, fence, parse};
 use fence_runtime_fuzz::{self as reference, CLOSER};
 use libfuzzer_sys::fuzz_target;
 
@@ -95,9 +102,14 @@ fn readers(data: &[u8]) {
     learned.learn_calls_from_stream(&stream);
     for context in [VerifyContext::new(), learned] {
         let findings = verify_stream(&stream, &context);
+        unreadable_units_add_up(&findings, &stream);
         for finding in &findings {
+            if unreadable(finding, &stream, Surface::ArtifactStream) {
+                continue;
+            }
             let item = at_line(&stream.items, finding, Surface::ArtifactStream);
             assert_eq!(finding.location.frame_id, item.value.id);
+            assert_eq!(finding.location.part, None);
             let artifact = &item.value.frame.artifact;
             consistent(
                 &finding.kind,
@@ -130,21 +142,91 @@ fn readers(data: &[u8]) {
             }
         }
 
-        for finding in verify_record(&record, &context) {
-            let line = &at_line(&record.items, &finding, Surface::Record).value;
-            consistent(&finding.kind, &line.text(), Some(&line.fence));
+        let findings = verify_record(&record, &context);
+        unreadable_units_add_up(&findings, &record);
+        for finding in &findings {
+            if unreadable(finding, &record, Surface::Record) {
+                continue;
+            }
+            let line = &at_line(&record.items, finding, Surface::Record).value;
+            match finding.location.part {
+                None => consistent(&finding.kind, &line.text(), Some(&line.fence)),
+                Some(index) => {
+                    let part = line.content.get(index).expect("a part finding points at a part");
+                    match (&finding.kind, part) {
+                        (FindingKind::UnreadablePart { path, .. }, Part::Other(_)) => {
+                            assert_eq!(path, &format!("content[{index}]"));
+                        }
+                        (FindingKind::UnreadablePart { path, .. }, Part::ToolResult { content, .. }) => {
+                            let nested = path
+                                .strip_prefix(&format!("content[{index}].content["))
+                                .and_then(|rest| rest.strip_suffix(']'))
+                                .and_then(|n| n.parse::<usize>().ok())
+                                .expect("a nested part's path");
+                            assert!(matches!(content.get(nested), Some(Part::Other(_))));
+                        }
+                        (kind, Part::ToolResult { .. }) => {
+                            let text = part.text().unwrap_or(Cow::Borrowed(""));
+                            consistent(kind, &text, None);
+                        }
+                        (kind, part) => panic!("{kind:?} on a part {part:?}"),
+                    }
+                }
+            }
         }
 
-        for finding in verify_trace(&trace, &context) {
-            let output = match &at_line(&trace.items, &finding, Surface::Trace).value {
-                ParsedEvent::ToolCall(call) => call.output.as_deref(),
-                ParsedEvent::SkillCall(call) => call.output.as_deref(),
-                _ => None,
+        let findings = verify_trace(&trace, &context);
+        unreadable_units_add_up(&findings, &trace);
+        for finding in &findings {
+            if unreadable(finding, &trace, Surface::Trace) {
+                continue;
+            }
+            let (output, status) = match &at_line(&trace.items, finding, Surface::Trace).value {
+                ParsedEvent::ToolCall(call) => (call.output.as_deref(), Some(call.status.as_str())),
+                ParsedEvent::SkillCall(call) => (call.output.as_deref(), call.status.as_deref()),
+                _ => (None, None),
             };
+            if let FindingKind::UnknownStatus { status: said } = &finding.kind {
+                assert_eq!(status, Some(said.as_str()));
+                assert!(!matches!(said.as_str(), "ok" | "error"));
+                continue;
+            }
             let output = output.expect("only an event with an output is checked");
             consistent(&finding.kind, output, None);
         }
     }
+}
+
+/// Whether a finding is an unreadable unit; if so, it is one the reader failed, with its error.
+fn unreadable<T>(finding: &Finding, report: &Report<T>, surface: Surface) -> bool {
+    let FindingKind::UnreadableUnit { error } = &finding.kind else {
+        return false;
+    };
+    assert_eq!(finding.location.surface, surface);
+    let failed = report
+        .errors
+        .iter()
+        .find(|failed| failed.line == finding.location.line)
+        .expect("an unreadable unit the reader failed");
+    assert_eq!(&failed.error, error);
+    assert_eq!(failed.frame_id, finding.location.frame_id);
+    let _ = finding.to_string();
+    true
+}
+
+/// Every failed unit is one unreadable-unit finding, and findings come in line order.
+fn unreadable_units_add_up<T>(findings: &[Finding], report: &Report<T>) {
+    let count = findings
+        .iter()
+        .filter(|finding| matches!(finding.kind, FindingKind::UnreadableUnit { .. }))
+        .count();
+    assert_eq!(count, report.counts.failed);
+    assert!(
+        findings
+            .windows(2)
+            .all(|pair| pair[0].location.line <= pair[1].location.line),
+        "findings out of line order"
+    );
 }
 
 /// Lines in `data`, however they end: a bound on any line number a reader reports.
@@ -255,6 +337,24 @@ fn consistent(kind: &FindingKind, text: &str, label: Option<&Label>) {
         FindingKind::UnknownSourceKind { source } => {
             assert!(matches!(SourceKind::of(source), SourceKind::Unknown(_)));
         }
+        FindingKind::ToolSourceMismatch { expected, markers } => {
+            assert_ne!(expected, markers);
+            assert!(expected.starts_with("tool:"));
+            assert_eq!(block.map(|block| block.source()), Ok(markers.as_str()));
+            assert!(!matches!(SourceKind::of(markers), SourceKind::Unknown(_)));
+        }
+        FindingKind::NotAHookArtifact { exit_code, is_error } => {
+            assert!(exit_code.is_some() || *is_error != Some(false));
+        }
+        FindingKind::UnknownRole { role } => {
+            assert!(!["user", "assistant", "tool", "function", "system", "developer"]
+                .contains(&role.as_str()));
+        }
+        FindingKind::UnreadableUnit { .. }
+        | FindingKind::UnreadablePart { .. }
+        | FindingKind::UnknownStatus { .. } => {
+            panic!("{kind:?} is not about a unit's text")
+        }
         _ => {}
     }
     let _ = kind.to_string();
@@ -298,9 +398,38 @@ fn writers(tool_name: &str, content: &str) {
     assert_eq!(trace.items.len(), 1);
     assert_eq!(verify_trace(&trace, &empty), [], "own trace event");
 
-    // A hook artifact: never fenced, so any marker in its text is a finding.
-    let hook = ArtifactFrame::hook_artifact("tsk_1", tool_name, content);
-    let read = read_frame(&hook.to_json()).expect("own frame");
+    // Exempt text written from its `ModelContent`: neutralised, so it verifies clean, whatever
+    // it held.
+    let hook = ModelContent::hook_artifact(content);
+    let doc = ModelContent::skill_doc(content);
+    assert_eq!(hook.as_str(), reference::neutralise_str(content));
+    let context = VerifyContext::new().with_skills(["triage"]);
+    let mut encoder = SseEncoder::new();
+    let capture = encoder.encode(&ArtifactFrame::hook_artifact("tsk_1", tool_name, &hook))
+        + &encoder.encode(&ArtifactFrame::skill_result("tsk_1", "triage", &doc, "c2", 1));
+    assert_eq!(
+        verify_stream(&read_sse(capture.as_bytes()), &context),
+        [],
+        "own exempt frames"
+    );
+    let line = RecordLine::skill_result("c2", &doc).to_json();
+    assert_eq!(
+        verify_record(&read_record(line.as_bytes()), &context.with_call("c2", "triage")),
+        [],
+        "own skill line"
+    );
+
+    // A hook frame holding the raw text: never fenced, so any marker in it is a finding.
+    let raw = serde_json::json!({
+        "id": "tsk_1",
+        "artifact": {
+            "tool_name": tool_name, "content": content, "fence_source": null,
+            "tool_call_id": null, "is_error": false, "duration_ms": null,
+            "exit_code": null, "truncated": false,
+        }
+    })
+    .to_string();
+    let read = read_frame(&raw).expect("a hook frame");
     assert_eq!(read.artifact.content, content);
     let findings = verify_frame(&read, &empty);
     let on_exempt = findings

@@ -5,8 +5,8 @@ use alloc::string::String;
 use serde::{Deserialize, Serialize};
 
 use super::Labelled;
-use super::read::{Label, Nullable, ReadError};
-use crate::content::ToolOutput;
+use super::read::{Label, Nullable, ReadError, from_value, parse_value};
+use crate::content::{ModelContent, ToolOutput};
 
 /// What the runtime knows about a call besides its content: the provider's id for it, how long
 /// it took, the exit status of a subprocess that ran to completion, and the tool's own truncated
@@ -107,9 +107,9 @@ impl<'a> CallMeta<'a> {
 /// An A2A `artifact` SSE frame, ready to serialise: `{"id": <task id>, "artifact": {...}}` with
 /// every key of the artifact present, in the wire order, and `null` where a key does not apply.
 ///
-/// It can only be built from a [`ToolOutput`], a skill's `skill.md` text or a hook's text, so
-/// `content` and `fence_source` always come from one value: a frame cannot carry a label that
-/// disagrees with its bytes, and `fence_source` is written on every frame.
+/// It can only be built from a [`ToolOutput`] or a [`ModelContent`] (a skill's `skill.md`, a
+/// hook's text), so `content` and `fence_source` always come from one value: a frame cannot
+/// carry a label that disagrees with its bytes, and `fence_source` is written on every frame.
 ///
 /// ```
 /// use fence_runtime::{fence, Source, ToolOutput};
@@ -195,19 +195,26 @@ impl<'a> ArtifactFrame<'a> {
         }
     }
 
-    /// The frame of a declared skill's result: its `skill.md` text, which is never fenced.
+    /// The frame of a declared skill's result: its `skill.md` text, which is never fenced, as
+    /// [`ModelContent::skill_doc`] builds it.
+    ///
+    /// `content` and `fence_source` are both taken from `skill_doc`, whatever built it, so they
+    /// cannot disagree: fenced content handed here is written with its label, and the verifier
+    /// then reports a fence on a skill result.
     ///
     /// ```
+    /// use fence_runtime::ModelContent;
     /// use fence_runtime::surfaces::ArtifactFrame;
     ///
-    /// let frame = ArtifactFrame::skill_result("tsk_1", "triage", "# Triage\n", "toolu_2", 1);
+    /// let doc = ModelContent::skill_doc("# Triage\n");
+    /// let frame = ArtifactFrame::skill_result("tsk_1", "triage", &doc, "toolu_2", 1);
     /// assert_eq!(frame.fence_source(), None);
     /// assert!(frame.to_json().contains(r#""fence_source":null,"tool_call_id":"toolu_2","is_error":false,"duration_ms":1,"exit_code":null"#));
     /// ```
     pub fn skill_result(
         task_id: &'a str,
         skill_name: &'a str,
-        skill_doc: &'a str,
+        skill_doc: &'a ModelContent,
         tool_call_id: &'a str,
         duration_ms: u64,
     ) -> ArtifactFrame<'a> {
@@ -216,36 +223,47 @@ impl<'a> ArtifactFrame<'a> {
             artifact: Artifact {
                 tool_call_id: Some(tool_call_id),
                 duration_ms: Some(duration_ms),
-                ..Artifact::new(skill_name, Labelled::exempt(skill_doc))
+                ..Artifact::new(skill_name, Labelled::of(skill_doc))
             },
         }
     }
 
     /// The frame of a hook artifact: the capsule operator's own declared hook speaking, never
-    /// fenced, with `tool_call_id` and `duration_ms` `null`.
+    /// fenced, as [`ModelContent::hook_artifact`] builds it; `tool_call_id` and `duration_ms`
+    /// are `null`.
+    ///
+    /// `content` and `fence_source` are both taken from `text`, whatever built it, so they
+    /// cannot disagree.
     ///
     /// ```
+    /// use fence_runtime::ModelContent;
     /// use fence_runtime::surfaces::ArtifactFrame;
     ///
-    /// let frame = ArtifactFrame::hook_artifact("tsk_1", "lint", "lint passed");
+    /// let text = ModelContent::hook_artifact("lint passed");
+    /// let frame = ArtifactFrame::hook_artifact("tsk_1", "lint", &text);
     /// assert_eq!(
     ///     frame.to_json(),
     ///     r#"{"id":"tsk_1","artifact":{"tool_name":"lint","content":"lint passed","fence_source":null,"tool_call_id":null,"is_error":false,"duration_ms":null,"exit_code":null,"truncated":false}}"#,
     /// );
     /// ```
-    pub fn hook_artifact(task_id: &'a str, hook_name: &'a str, text: &'a str) -> ArtifactFrame<'a> {
+    pub fn hook_artifact(
+        task_id: &'a str,
+        hook_name: &'a str,
+        text: &'a ModelContent,
+    ) -> ArtifactFrame<'a> {
         ArtifactFrame {
             id: task_id,
-            artifact: Artifact::new(hook_name, Labelled::exempt(text)),
+            artifact: Artifact::new(hook_name, Labelled::of(text)),
         }
     }
 
     /// The task id, the frame's top-level `id`.
     ///
     /// ```
+    /// use fence_runtime::ModelContent;
     /// use fence_runtime::surfaces::ArtifactFrame;
     ///
-    /// assert_eq!(ArtifactFrame::hook_artifact("tsk_7", "h", "x").task_id(), "tsk_7");
+    /// assert_eq!(ArtifactFrame::hook_artifact("tsk_7", "h", &ModelContent::hook_artifact("x")).task_id(), "tsk_7");
     /// ```
     pub fn task_id(&self) -> &'a str {
         self.id
@@ -254,9 +272,10 @@ impl<'a> ArtifactFrame<'a> {
     /// The tool, skill or hook the frame reports.
     ///
     /// ```
+    /// use fence_runtime::ModelContent;
     /// use fence_runtime::surfaces::ArtifactFrame;
     ///
-    /// assert_eq!(ArtifactFrame::hook_artifact("t", "lint", "x").tool_name(), "lint");
+    /// assert_eq!(ArtifactFrame::hook_artifact("t", "lint", &ModelContent::hook_artifact("x")).tool_name(), "lint");
     /// ```
     pub fn tool_name(&self) -> &'a str {
         self.artifact.tool_name
@@ -265,9 +284,10 @@ impl<'a> ArtifactFrame<'a> {
     /// The bytes the model received, markers included.
     ///
     /// ```
+    /// use fence_runtime::ModelContent;
     /// use fence_runtime::surfaces::ArtifactFrame;
     ///
-    /// assert_eq!(ArtifactFrame::hook_artifact("t", "lint", "ok").content(), "ok");
+    /// assert_eq!(ArtifactFrame::hook_artifact("t", "lint", &ModelContent::hook_artifact("ok")).content(), "ok");
     /// ```
     pub fn content(&self) -> &'a str {
         self.artifact.content
@@ -294,9 +314,10 @@ impl<'a> ArtifactFrame<'a> {
     /// Never: a frame holds only strings, integers and booleans, which always serialise.
     ///
     /// ```
+    /// use fence_runtime::ModelContent;
     /// use fence_runtime::surfaces::ArtifactFrame;
     ///
-    /// let json = ArtifactFrame::hook_artifact("t", "h", "line 1\nline 2").to_json();
+    /// let json = ArtifactFrame::hook_artifact("t", "h", &ModelContent::hook_artifact("line 1\nline 2")).to_json();
     /// assert!(!json.contains('\n'));
     /// ```
     pub fn to_json(&self) -> String {
@@ -307,7 +328,8 @@ impl<'a> ArtifactFrame<'a> {
 /// An artifact frame as read from the wire, from any runtime version.
 ///
 /// Only `artifact.content` is required. Unknown keys are ignored; a known key of the wrong type
-/// fails the frame with [`ReadError::Shape`].
+/// fails the frame with [`ReadError::Shape`], and any key written twice with
+/// [`ReadError::DuplicateKey`].
 ///
 /// ```
 /// use fence_runtime::surfaces::{read_frame, Label};
@@ -369,19 +391,24 @@ pub struct ParsedArtifact {
 ///
 /// # Errors
 ///
-/// [`ReadError::Json`] when the text is not one JSON value, [`ReadError::Shape`] when it is not
-/// a frame (no `artifact` object with a string `content`, or a known key of the wrong type).
+/// [`ReadError::Json`] when the text is not one JSON value, [`ReadError::DuplicateKey`] when an
+/// object in it names a key twice, [`ReadError::Shape`] when it is not a frame (no `artifact`
+/// object with a string `content`, or a known key of the wrong type).
 ///
 /// ```
-/// use fence_runtime::surfaces::read_frame;
+/// use fence_runtime::surfaces::{read_frame, ReadError};
 ///
+/// assert!(matches!(
+///     read_frame(r#"{"artifact":{"content":"<untrusted-content source=tool:t>\nx\n</untrusted-content>","content":"raw"}}"#),
+///     Err(ReadError::DuplicateKey { .. }),
+/// ));
 /// let frame = read_frame(r#"{"id":"tsk_1","artifact":{"content":"hi","fence_source":null}}"#)?;
 /// assert_eq!(frame.artifact.content, "hi");
 /// assert!(read_frame(r#"{"id":"tsk_1","artifact":{"content":7}}"#).is_err());
 /// # Ok::<(), fence_runtime::surfaces::ReadError>(())
 /// ```
 pub fn read_frame(json: &str) -> Result<ParsedFrame, ReadError> {
-    serde_json::from_str(json).map_err(|error| ReadError::from_json(&error))
+    from_value(parse_value(json)?)
 }
 
 /// Reads one artifact frame from bytes that may not be UTF-8.

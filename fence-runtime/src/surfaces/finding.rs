@@ -3,6 +3,7 @@
 use alloc::string::String;
 use core::fmt;
 
+use super::read::ReadError;
 use crate::content::Exemption;
 use crate::parse::ParseError;
 
@@ -31,14 +32,17 @@ impl fmt::Display for Surface {
     }
 }
 
-/// Where a finding was made: the surface, the 1-based line, and for a frame the `id:` of its
-/// SSE event.
+/// Where a finding was made: the surface, the 1-based line, for a frame the `id:` of its SSE
+/// event, and for a record line the part of its `content` the finding is about, when it is
+/// about one part rather than the line's text.
 ///
 /// ```
 /// use fence_runtime::surfaces::{Location, Surface};
 ///
-/// let at = Location { surface: Surface::ArtifactStream, line: 3, frame_id: Some("1".into()) };
+/// let at = Location { surface: Surface::ArtifactStream, line: 3, frame_id: Some("1".into()), part: None };
 /// assert_eq!(at.to_string(), "artifact stream, line 3 (frame id 1)");
+/// let at = Location { surface: Surface::Record, line: 4, frame_id: None, part: Some(1) };
+/// assert_eq!(at.to_string(), "conversation record, line 4, content[1]");
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Location {
@@ -48,6 +52,10 @@ pub struct Location {
     pub line: usize,
     /// The SSE `id:` of a frame's event, when it had one.
     pub frame_id: Option<String>,
+    /// The 0-based index, in a record line's `content` array, of the part the finding is about:
+    /// a tool result carried as a part, or a part that cannot be read. `None` for a finding
+    /// about the line's text, and on the other surfaces.
+    pub part: Option<usize>,
 }
 
 impl fmt::Display for Location {
@@ -55,6 +63,9 @@ impl fmt::Display for Location {
         write!(f, "{}, line {}", self.surface, self.line)?;
         if let Some(id) = &self.frame_id {
             write!(f, " (frame id {id})")?;
+        }
+        if let Some(part) = self.part {
+            write!(f, ", content[{part}]")?;
         }
         Ok(())
     }
@@ -104,8 +115,8 @@ impl fmt::Display for MarkerKind {
     }
 }
 
-/// What is wrong (or, for [`UnknownSourceKind`](Self::UnknownSourceKind), worth knowing) about
-/// one unit of a surface.
+/// What is wrong (or, for [`UnknownSourceKind`](Self::UnknownSourceKind) and
+/// [`UnknownRole`](Self::UnknownRole), worth knowing) about one unit of a surface.
 ///
 /// ```
 /// use fence_runtime::surfaces::FindingKind;
@@ -118,6 +129,23 @@ impl fmt::Display for MarkerKind {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum FindingKind {
+    /// A unit — an SSE event, a record line, a trace line — that could not be read: not
+    /// UTF-8, not JSON, a key written twice, or a known key of the wrong type. Nothing in it was
+    /// checked, so it is an error whatever it holds.
+    UnreadableUnit {
+        /// Why it could not be read.
+        error: ReadError,
+    },
+    /// A part of a record line's `content` that the verifier cannot read: a type it does not
+    /// know, no string `type`, or a known type without the key that holds its text. Its text,
+    /// if any, is not checked.
+    UnreadablePart {
+        /// Where the part is in the line: `content[1]`, or `content[0].content[2]` inside a
+        /// tool result.
+        path: String,
+        /// The part's `type`, when it has a string one.
+        part_type: Option<String>,
+    },
     /// A label names one source and the content's markers another.
     LabelMismatch {
         /// The source the label names.
@@ -148,19 +176,45 @@ pub enum FindingKind {
         /// Which marker it is.
         marker: MarkerKind,
     },
-    /// A tool result — a `tool` record line, a `tool_call` output, an artifact of a call that
-    /// reached a tool — that is not a valid fenced block.
+    /// A tool result — a `tool` record line, a tool result part, a `tool_call` output, an
+    /// artifact of a call that reached a tool — that is not a valid fenced block.
     UnfencedToolResult {
         /// Why the content is not a block ([`ParseError::NoOpener`] for plain text).
         error: ParseError,
     },
-    /// A skill result, a hook artifact or a dispatch failure — never fenced — whose content
-    /// carries a fence: a valid block, or any live marker.
+    /// A tool's result fenced under a source other than `tool:<that tool's name>` (the name
+    /// sanitised as [`Source::tool`](crate::Source::tool) sanitises it): another tool's, or a
+    /// task's.
+    ToolSourceMismatch {
+        /// The source the tool's results are fenced under.
+        expected: String,
+        /// The source the opening marker names.
+        markers: String,
+    },
+    /// Content that is never fenced — a skill result, a hook artifact, a dispatch failure, the
+    /// model's own text, a trusted task — that carries a fence: a valid block, or any live
+    /// marker. Every exemption's constructor neutralises markers, so content written with the
+    /// toolkit never carries one.
     FenceOnExempt {
         /// Which exemption the content falls under.
         exemption: Exemption,
         /// The source of the block, when the content is a valid one.
         markers: Option<String>,
+    },
+    /// A frame whose `tool_call_id` and `duration_ms` are both `null`, as on a hook artifact,
+    /// but whose `exit_code` is not `null` or whose `is_error` is not `false`: it is not a hook
+    /// artifact, and is checked as a call.
+    NotAHookArtifact {
+        /// The frame's `exit_code`.
+        exit_code: Option<i32>,
+        /// The frame's `is_error`.
+        is_error: Option<bool>,
+    },
+    /// A trace event whose `status` is neither `"ok"` nor `"error"`. A `tool_call` with one is
+    /// checked as a tool result.
+    UnknownStatus {
+        /// The status as written.
+        status: String,
     },
     /// A trace event's `output_bytes` differs from the byte length of its `output`.
     OutputBytesMismatch {
@@ -175,11 +229,18 @@ pub enum FindingKind {
         /// The source name.
         source: String,
     },
+    /// A record line whose `role` is none of `user`, `assistant`, `tool`, `function`, `system`
+    /// and `developer`: its text is not checked (its tool result parts are). Reported, but not
+    /// an error.
+    UnknownRole {
+        /// The role as written.
+        role: String,
+    },
 }
 
 impl FindingKind {
     /// Whether the finding is an error. Everything is, except
-    /// [`UnknownSourceKind`](Self::UnknownSourceKind).
+    /// [`UnknownSourceKind`](Self::UnknownSourceKind) and [`UnknownRole`](Self::UnknownRole).
     ///
     /// ```
     /// use fence_runtime::surfaces::FindingKind;
@@ -188,7 +249,10 @@ impl FindingKind {
     /// assert!(FindingKind::UnfencedToolResult { error: ParseError::NoOpener }.is_error());
     /// ```
     pub fn is_error(&self) -> bool {
-        !matches!(self, FindingKind::UnknownSourceKind { .. })
+        !matches!(
+            self,
+            FindingKind::UnknownSourceKind { .. } | FindingKind::UnknownRole { .. }
+        )
     }
 
     /// A stable kebab-case name for the kind.
@@ -201,14 +265,20 @@ impl FindingKind {
     /// ```
     pub fn name(&self) -> &'static str {
         match self {
+            FindingKind::UnreadableUnit { .. } => "unreadable-unit",
+            FindingKind::UnreadablePart { .. } => "unreadable-part",
             FindingKind::LabelMismatch { .. } => "label-mismatch",
             FindingKind::LabelOnInvalidBlock { .. } => "label-on-invalid-block",
             FindingKind::FenceWithoutLabel { .. } => "fence-without-label",
             FindingKind::LiveMarkerInBlock { .. } => "live-marker-in-block",
             FindingKind::UnfencedToolResult { .. } => "unfenced-tool-result",
+            FindingKind::ToolSourceMismatch { .. } => "tool-source-mismatch",
             FindingKind::FenceOnExempt { .. } => "fence-on-exempt",
+            FindingKind::NotAHookArtifact { .. } => "not-a-hook-artifact",
+            FindingKind::UnknownStatus { .. } => "unknown-status",
             FindingKind::OutputBytesMismatch { .. } => "output-bytes-mismatch",
             FindingKind::UnknownSourceKind { .. } => "unknown-source-kind",
+            FindingKind::UnknownRole { .. } => "unknown-role",
         }
     }
 }
@@ -216,6 +286,20 @@ impl FindingKind {
 impl fmt::Display for FindingKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            FindingKind::UnreadableUnit { error } => {
+                write!(f, "cannot be read, so nothing in it was checked: {error}")
+            }
+            FindingKind::UnreadablePart { path, part_type } => {
+                write!(f, "the part at `{path}` ")?;
+                match part_type {
+                    Some(kind) => write!(
+                        f,
+                        "(type `{kind}`) is of a type the verifier does not know, or lacks the key that holds its text"
+                    )?,
+                    None => f.write_str("has no string `type`")?,
+                }
+                f.write_str(": its text is not checked")
+            }
             FindingKind::LabelMismatch { label, markers } => write!(
                 f,
                 "the label says `{label}` but the markers say `{markers}`"
@@ -234,13 +318,43 @@ impl fmt::Display for FindingKind {
             FindingKind::UnfencedToolResult { error } => {
                 write!(f, "a tool result carries no fence: {error}")
             }
-            FindingKind::FenceOnExempt { exemption, markers } => {
-                write!(f, "{exemption} content, never fenced, carries a fence")?;
-                if let Some(source) = markers {
-                    write!(f, " under `{source}`")?;
+            FindingKind::ToolSourceMismatch { expected, markers } => write!(
+                f,
+                "a tool result is fenced under `{markers}`, but its tool's results are fenced under `{expected}`"
+            ),
+            FindingKind::FenceOnExempt { exemption, markers } => match markers {
+                Some(source) => write!(
+                    f,
+                    "{exemption} content, never fenced, carries a fence under `{source}`"
+                ),
+                None => write!(
+                    f,
+                    "{exemption} content, never fenced, carries a live marker"
+                ),
+            },
+            FindingKind::NotAHookArtifact {
+                exit_code,
+                is_error,
+            } => {
+                f.write_str(
+                    "`tool_call_id` and `duration_ms` are null as on a hook artifact, but ",
+                )?;
+                match exit_code {
+                    Some(code) => write!(f, "`exit_code` is {code}")?,
+                    None => f.write_str("`exit_code` is null")?,
                 }
-                Ok(())
+                match is_error {
+                    Some(flag) => write!(f, " and `is_error` is {flag}")?,
+                    None => f.write_str(" and `is_error` is missing")?,
+                }
+                f.write_str(
+                    " (a hook artifact has `exit_code` null and `is_error` false): checked as a call",
+                )
             }
+            FindingKind::UnknownStatus { status } => write!(
+                f,
+                "`status` `{status}` is neither `ok` nor `error`: checked as a tool result"
+            ),
             FindingKind::OutputBytesMismatch {
                 output_bytes,
                 actual,
@@ -251,6 +365,10 @@ impl fmt::Display for FindingKind {
             FindingKind::UnknownSourceKind { source } => write!(
                 f,
                 "fence source `{source}` is neither `tool:` nor `task:<known origin>`"
+            ),
+            FindingKind::UnknownRole { role } => write!(
+                f,
+                "role `{role}` is none of `user`, `assistant`, `tool`, `function`, `system`, `developer`: its text is not checked"
             ),
         }
     }
@@ -281,7 +399,7 @@ impl Finding {
     /// use fence_runtime::surfaces::{Finding, FindingKind, Location, Surface};
     ///
     /// let finding = Finding {
-    ///     location: Location { surface: Surface::Trace, line: 1, frame_id: None },
+    ///     location: Location { surface: Surface::Trace, line: 1, frame_id: None, part: None },
     ///     kind: FindingKind::UnknownSourceKind { source: "member:r".into() },
     /// };
     /// assert!(!finding.is_error());

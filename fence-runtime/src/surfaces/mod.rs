@@ -18,11 +18,19 @@
 //! - [`RecordLine`] and [`RecordHeader`] — optional keys absent when unset, `fence` only on a
 //!   fenced line.
 //! - [`ToolCallEvent`] and [`SkillCallEvent`] — `output_bytes` computed from the content, fence
-//!   markers included; a `skill_call` is built from a skill's `skill.md` text and cannot carry
-//!   fenced content.
+//!   markers included; a `skill_call` records only the byte length of the skill's doc.
+//!
+//! Exempt text is written from the exemption's own [`ModelContent`] too
+//! ([`ModelContent::skill_doc`] for [`ArtifactFrame::skill_result`],
+//! [`RecordLine::skill_result`] and [`SkillCallEvent::new`], [`ModelContent::hook_artifact`] for
+//! [`ArtifactFrame::hook_artifact`]), never from a raw `&str`: every piece of text a surface
+//! carries went through a greppable constructor. A writer handed content of another kind (a
+//! fenced block to `skill_result`, say) still takes the label from the content, so the bytes
+//! and the label always agree, and the verifier reports what is wrong (here, a fence on a skill
+//! result).
 //!
 //! ```
-//! use fence_runtime::{fence, Source, ToolOutput};
+//! use fence_runtime::{fence, ModelContent, Source, ToolOutput};
 //! use fence_runtime::surfaces::{ArtifactFrame, CallMeta, RecordLine, SseEncoder};
 //!
 //! let output = ToolOutput::ok(fence(&Source::tool("bash"), "hello\n"));
@@ -31,6 +39,9 @@
 //! assert_eq!(frame.fence_source(), Some("tool:bash"));
 //! assert_eq!(line.fence(), Some("tool:bash"));
 //! assert!(SseEncoder::new().encode(&frame).starts_with("event: artifact\nid: 1\ndata: {\"id\":\"tsk_1\""));
+//!
+//! let doc = ModelContent::skill_doc("# Triage\n");
+//! assert_eq!(ArtifactFrame::skill_result("tsk_1", "triage", &doc, "toolu_02", 1).fence_source(), None);
 //! ```
 //!
 //! # Reading
@@ -41,11 +52,24 @@
 //! malformed line becomes a [`LineError`] carrying its 1-based line number, and every [`Report`]
 //! says how many units it read, skipped and failed.
 //!
+//! Every unit — an SSE event's `data`, a record line, a trace line — is parsed by one reader
+//! that refuses a key written twice in any object, at any depth, known key or not
+//! ([`ReadError::DuplicateKey`]). JSON parsers disagree on which of two values wins, so a unit
+//! with a duplicate key means one thing to the model's runtime and another to an auditor; no
+//! surface here picks a winner.
+//!
+//! A record line's `content` is read part by part ([`Part`]): text under any spelling (`text`,
+//! `input_text`, `output_text`, `refusal`, `thinking`), calls (`tool_use`, `function_call`),
+//! tool results carried as parts (`tool_result`, `function_call_output`, with string or array
+//! content), and parts with no text (images, audio). Anything else is kept as [`Part::Other`].
+//!
 //! # Verifying
 //!
 //! [`verify_stream`], [`verify_record`], [`verify_trace`] and [`verify_frame`] return typed
 //! [`Finding`]s. Every check for live markers goes through the crate's one marker matcher
-//! ([`read_markers`]).
+//! ([`read_markers`]). Nothing a reader read vanishes from the verdict: a unit it could not read
+//! is itself a finding at its line ([`FindingKind::UnreadableUnit`]), and so is a part of a
+//! record line that cannot be read ([`FindingKind::UnreadablePart`]).
 //!
 //! ```
 //! use fence_runtime::surfaces::{read_sse, verify_stream, FindingKind, VerifyContext};
@@ -56,6 +80,29 @@
 //! assert_eq!(findings[0].kind.name(), "fence-without-label");
 //! assert_eq!(findings[0].location.frame_id.as_deref(), Some("1"));
 //! ```
+//!
+//! ## Exempt content carries no live marker
+//!
+//! Every constructor of an exemption neutralises markers in its text
+//! ([`ModelContent::skill_doc`], [`hook_artifact`](ModelContent::hook_artifact),
+//! [`dispatch_failure`](ModelContent::dispatch_failure), [`refusal`](ModelContent::refusal),
+//! [`model_text`](ModelContent::model_text), and a trusted task through
+//! [`ModelContent::task`]), so a [`ModelContent`] never carries a live marker except its own
+//! fence's opener and final closer. Writer and verifier hold to the same rule: a skill doc that
+//! merely mentions `</untrusted-content>` is written neutralised and verifies clean, and the
+//! verifier reports any live marker in content that is never fenced as
+//! [`FindingKind::FenceOnExempt`]:
+//!
+//! - a skill result, a hook artifact, a dispatch failure;
+//! - the model's own text, an `assistant` line: the model may have copied a marker from a block
+//!   it read, and replayed live it would open or close a fence in the next turn;
+//! - a `user` line, a task: it is one valid block (an untrusted task, fenced) or text with no
+//!   live marker at all (a trusted task); live markers that make no block are a finding, unless
+//!   the line is labelled, in which case [`LabelOnInvalidBlock`](FindingKind::LabelOnInvalidBlock)
+//!   already says it.
+//!
+//! `system` and `developer` lines are not checked: they are the runtime's own instructions,
+//! which may explain the fence and so name its markers.
 //!
 //! ## Absent labels
 //!
@@ -70,6 +117,7 @@
 //!   bug, not an older version. An *unfenced* frame missing the key in a labelled stream breaks
 //!   "present on every frame" but hides nothing, and is not reported.
 //! - A record line's `fence: null` is read as a present key, so it makes the record labelled.
+//! - A tool result carried as a part has no label of its own: it is read from its markers.
 //!
 //! ## Classifying a unit
 //!
@@ -78,14 +126,16 @@
 //!
 //! | Surface | Rule, first match wins | Kind |
 //! |---|---|---|
-//! | frame | `tool_call_id` and `duration_ms` both `null` (absent is not `null`) | hook artifact |
+//! | frame | `tool_call_id`, `duration_ms` and `exit_code` `null`, and `is_error` `false` (absent ids are not `null`) | hook artifact |
 //! | frame | `tool_name` is a declared skill | skill result |
 //! | frame | `exit_code` non-null (a subprocess ran), or `is_error` not `true` | tool result |
-//! | record | `role` other than `tool` | not a result |
-//! | record | `tool_call_id` went to a declared skill | skill result |
-//! | record | `is_error` not `true` | tool result |
+//! | record | `role` `assistant` | model text |
+//! | record | `role` `user` | task |
+//! | record | `role` `system`, `developer`, or one the verifier does not know | not checked |
+//! | record | a `tool` (or `function`) line, or a tool result part, whose call went to a declared skill | skill result |
+//! | record | such a line or part whose `is_error` is not `true` | tool result |
 //! | trace | `skill_call`, or a `tool_call` whose `tool_name` is a declared skill | skill result |
-//! | trace | `tool_call` with `status` `"ok"` | tool result |
+//! | trace | `tool_call` whose `status` is not `"error"` (`"ok"`, or one the verifier does not know) | tool result |
 //! | any | failed, and the name is neither a declared tool nor skill (tools declared) | dispatch failure |
 //! | any | failed, otherwise | failed call: fenced or not, both accepted |
 //!
@@ -94,30 +144,64 @@
 //! names decide a dispatch failure only for *failed* calls: a successful call to a tool the
 //! context does not list (such as the runtime's own peer-handoff tools) is still a tool result.
 //! A record line learns its call's name from the context ([`VerifyContext::with_call`],
-//! [`VerifyContext::learn_calls_from_stream`]) or from the record's own `tool_use` parts.
+//! [`VerifyContext::learn_calls_from_stream`]), from the record's own `tool_use` and
+//! `function_call` parts, or from its own `name` key; a tool result part answers the call its
+//! `tool_use_id` (or `call_id`) names, or on a `tool` line with no id of its own, the line's.
+//!
+//! A frame whose `tool_call_id` and `duration_ms` are `null` but which is not a hook artifact
+//! (an `exit_code`, or an `is_error` other than `false`) is checked as a call, and reported as
+//! [`FindingKind::NotAHookArtifact`]: the four fields of a hook artifact come together.
+//!
+//! A record line's own text is its text parts joined, checked as one unit under the line's
+//! label; every tool result part is a unit of its own, located at its `content[i]`. A line
+//! that carries only tool result parts (and parts with no text), and no label, has no text
+//! unit of its own: an Anthropic-style `user` line of results is checked result by result.
+//!
+//! A tool's result (a tool result, or a failed call that is fenced) must be fenced under
+//! `tool:<the tool's name>`, the name sanitised as [`Source::tool`](crate::Source::tool)
+//! sanitises it, whenever the name is known: a frame's `tool_name`, a `tool_call`'s
+//! `tool_name`, a record line's or part's call. A source of a kind the verifier does not know
+//! (the reference runtime's `member:` or `delegation:` for a hand-off's reply) is not tied to
+//! the name; it is reported as [`FindingKind::UnknownSourceKind`].
 //!
 //! A `skill_call` event has no `output` key on the wire, so a fence on one can only be seen when
 //! a runtime writes `output` anyway; the reader keeps it if it does.
 //!
 //! ## Findings
 //!
-//! Per unit, in this order: a label that disagrees with the markers
-//! ([`LabelMismatch`](FindingKind::LabelMismatch)); a label on content that is not a valid block
-//! ([`LabelOnInvalidBlock`](FindingKind::LabelOnInvalidBlock)); fenced content with a `null` or
-//! missing label ([`FenceWithoutLabel`](FindingKind::FenceWithoutLabel)); a live marker inside a
-//! block ([`LiveMarkerInBlock`](FindingKind::LiveMarkerInBlock)); a tool result that is not a
-//! valid block ([`UnfencedToolResult`](FindingKind::UnfencedToolResult)); a skill result, hook
-//! artifact or dispatch failure holding any live marker
-//! ([`FenceOnExempt`](FindingKind::FenceOnExempt)); `output_bytes` that differs from the byte
-//! length of `output` ([`OutputBytesMismatch`](FindingKind::OutputBytesMismatch)); a source that
-//! is neither `tool:` nor `task:<known origin>`
-//! ([`UnknownSourceKind`](FindingKind::UnknownSourceKind), the one finding that is not an
-//! error).
+//! A unit that could not be read is one
+//! [`UnreadableUnit`](FindingKind::UnreadableUnit), at the line of the unit (for an SSE event,
+//! its first `data:` line, with its `id:`). Otherwise, per unit, in this order:
+//!
+//! 1. before the content: a frame that looks like a hook artifact but is not one
+//!    ([`NotAHookArtifact`](FindingKind::NotAHookArtifact)); a record line of a role the
+//!    verifier does not know ([`UnknownRole`](FindingKind::UnknownRole), not an error); a trace
+//!    `status` other than `ok` and `error` ([`UnknownStatus`](FindingKind::UnknownStatus));
+//! 2. the content against its label: a label that disagrees with the markers
+//!    ([`LabelMismatch`](FindingKind::LabelMismatch)); a label on content that is not a valid
+//!    block ([`LabelOnInvalidBlock`](FindingKind::LabelOnInvalidBlock)); fenced content with a
+//!    `null` or missing label ([`FenceWithoutLabel`](FindingKind::FenceWithoutLabel));
+//! 3. the content itself: a live marker inside a block
+//!    ([`LiveMarkerInBlock`](FindingKind::LiveMarkerInBlock)); never-fenced content holding a
+//!    fence or any live marker ([`FenceOnExempt`](FindingKind::FenceOnExempt)) or a tool result
+//!    that is not a valid block ([`UnfencedToolResult`](FindingKind::UnfencedToolResult)); a
+//!    tool's result fenced under another source
+//!    ([`ToolSourceMismatch`](FindingKind::ToolSourceMismatch)); a source that is neither
+//!    `tool:` nor `task:<known origin>` ([`UnknownSourceKind`](FindingKind::UnknownSourceKind),
+//!    not an error);
+//! 4. after the content: `output_bytes` that differs from the byte length of `output`
+//!    ([`OutputBytesMismatch`](FindingKind::OutputBytesMismatch));
+//! 5. on a record line, then each part in order: a tool result part's findings, as 2 to 3,
+//!    and any part that cannot be read ([`UnreadablePart`](FindingKind::UnreadablePart)), also
+//!    inside a tool result's content.
+//!
+//! Findings come in line order across the surface, unreadable units among them.
 //!
 //! [`ModelContent`]: crate::ModelContent
 //! [`ToolOutput`]: crate::ToolOutput
 
 mod artifact;
+mod classify;
 mod finding;
 mod read;
 mod record;
@@ -126,6 +210,7 @@ mod trace;
 mod verify;
 
 pub use self::artifact::{ArtifactFrame, CallMeta, ParsedArtifact, ParsedFrame, read_frame};
+pub use self::classify::{ResultKind, VerifyContext};
 pub use self::finding::{Finding, FindingKind, Location, MarkerKind, MissingLabel, Surface};
 pub use self::read::{Counts, Label, LineError, Located, Nullable, ReadError, Report};
 pub use self::record::{ParsedMessage, Part, RecordHeader, RecordLine, RecordReport, read_record};
@@ -135,15 +220,14 @@ pub use self::trace::{
     ToolCallEvent, TraceReport, read_trace,
 };
 pub use self::verify::{
-    Markers, ResultKind, VerifyContext, read_markers, verify_frame, verify_record, verify_stream,
-    verify_trace,
+    Markers, read_markers, verify_frame, verify_record, verify_stream, verify_trace,
 };
 
 use crate::content::ModelContent;
 
 /// Text and the label that goes with it, taken together from one value. The writing types
-/// build their `content` and `fence_source` / `fence` keys from one of these, and only the two
-/// constructors below make one.
+/// build their `content` and `fence_source` / `fence` keys from one of these, and only
+/// [`Labelled::of`] makes one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Labelled<'a> {
     text: &'a str,
@@ -157,11 +241,5 @@ impl<'a> Labelled<'a> {
             text: content.as_str(),
             fence: content.fence_source(),
         }
-    }
-
-    /// Text that is one of the spec's never-fenced exemptions (a skill's `skill.md`, a hook
-    /// artifact), as [`ModelContent::skill_doc`] and [`ModelContent::hook_artifact`] build it.
-    fn exempt(text: &'a str) -> Labelled<'a> {
-        Labelled { text, fence: None }
     }
 }

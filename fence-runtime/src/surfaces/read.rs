@@ -2,10 +2,12 @@
 
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
+use core::cell::Cell;
 use core::fmt;
 
-use serde::de::DeserializeOwned;
+use serde::de::{self, DeserializeOwned, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
+use serde_json::{Map, Number, Value};
 
 /// A fence label as read from the wire: an artifact frame's `fence_source` or a record line's
 /// `fence`.
@@ -135,6 +137,10 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Nullable<T> {
 ///
 /// assert!(matches!(read_frame("{"), Err(ReadError::Json { .. })));
 /// assert!(matches!(read_frame(r#"{"artifact":{}}"#), Err(ReadError::Shape(_))));
+/// assert_eq!(
+///     read_frame(r#"{"artifact":{"content":"a","content":"b"}}"#),
+///     Err(ReadError::DuplicateKey { key: "content".into(), column: 36 }),
+/// );
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -149,6 +155,16 @@ pub enum ReadError {
         /// What the JSON parser said.
         message: String,
         /// The 1-based column where it gave up.
+        column: usize,
+    },
+    /// An object names the same key twice. JSON parsers disagree on which value wins (the
+    /// first, the last, or an error), so the unit means different things to different
+    /// readers, and no reader of this module picks one.
+    DuplicateKey {
+        /// The key.
+        key: String,
+        /// The 1-based column, in the unit's JSON text (for an SSE event, its `data`), where
+        /// the second one ends.
         column: usize,
     },
     /// The JSON is not the surface's shape: a required key is missing, or a known key has the
@@ -177,6 +193,10 @@ impl fmt::Display for ReadError {
                 write!(f, "not UTF-8 after byte {valid_up_to}")
             }
             ReadError::Json { message, .. } => write!(f, "not JSON: {message}"),
+            ReadError::DuplicateKey { key, column } => write!(
+                f,
+                "duplicate key `{key}` at column {column}: readers disagree on which value wins; write each key once"
+            ),
             ReadError::Shape(message) => write!(f, "unexpected shape: {message}"),
         }
     }
@@ -191,13 +211,16 @@ impl core::error::Error for ReadError {}
 ///
 /// let report = read_record(b"{\"role\":\"user\",\"content\":[]}\n{oops\n");
 /// assert_eq!(report.errors[0].line, 2);
+/// assert_eq!(report.errors[0].frame_id, None);
 /// assert!(report.errors[0].to_string().starts_with("line 2: not JSON"));
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub struct LineError {
-    /// The 1-based line number.
+    /// The 1-based line number. For an SSE event, the line of its first `data:` field.
     pub line: usize,
+    /// For an SSE event, the `id:` it carried; `None` on a JSONL line.
+    pub frame_id: Option<String>,
     /// What went wrong.
     pub error: ReadError,
 }
@@ -318,10 +341,14 @@ impl<T> Report<T> {
         self.counts.skipped += 1;
     }
 
-    pub(crate) fn push_failed(&mut self, line: usize, error: ReadError) {
+    pub(crate) fn push_failed(&mut self, line: usize, frame_id: Option<String>, error: ReadError) {
         self.counts.read += 1;
         self.counts.failed += 1;
-        self.errors.push(LineError { line, error });
+        self.errors.push(LineError {
+            line,
+            frame_id,
+            error,
+        });
     }
 }
 
@@ -356,6 +383,7 @@ pub(crate) fn read_jsonl<T>(
             Err(error) => {
                 report.push_failed(
                     number,
+                    None,
                     ReadError::NotUtf8 {
                         valid_up_to: error.valid_up_to(),
                     },
@@ -366,18 +394,115 @@ pub(crate) fn read_jsonl<T>(
         match read_line(text) {
             Outcome::Item(item) => report.push_item(number, item),
             Outcome::Skip => report.push_skipped(),
-            Outcome::Fail(error) => report.push_failed(number, error),
+            Outcome::Fail(error) => report.push_failed(number, None, error),
         }
     }
     report
 }
 
-/// Parses one line as a JSON value.
-pub(crate) fn parse_value(line: &str) -> Result<serde_json::Value, ReadError> {
-    serde_json::from_str(line).map_err(|error| ReadError::from_json(&error))
+/// Parses one unit as a JSON value, refusing a key written twice in any object
+/// ([`ReadError::DuplicateKey`]). Every reader goes through here, so the rule is the same on
+/// every surface.
+pub(crate) fn parse_value(text: &str) -> Result<Value, ReadError> {
+    let duplicate = Cell::new(None);
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    let value = StrictValue {
+        duplicate: &duplicate,
+    }
+    .deserialize(&mut deserializer)
+    .and_then(|value| deserializer.end().map(|()| value));
+    value.map_err(|error| match duplicate.take() {
+        Some(key) => ReadError::DuplicateKey {
+            key,
+            column: error.column(),
+        },
+        None => ReadError::from_json(&error),
+    })
+}
+
+/// Reads any JSON value as the `Value` visitor of `serde_json` does, except that an object naming a
+/// key twice is an error; the key is left in `duplicate` so the caller can say which.
+#[derive(Clone, Copy)]
+struct StrictValue<'a> {
+    duplicate: &'a Cell<Option<String>>,
+}
+
+impl<'de> DeserializeSeed<'de> for StrictValue<'_> {
+    type Value = Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for StrictValue<'_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E>(self, value: bool) -> Result<Value, E> {
+        Ok(Value::Bool(value))
+    }
+
+    fn visit_i64<E>(self, value: i64) -> Result<Value, E> {
+        Ok(Value::from(value))
+    }
+
+    fn visit_u64<E>(self, value: u64) -> Result<Value, E> {
+        Ok(Value::from(value))
+    }
+
+    fn visit_f64<E>(self, value: f64) -> Result<Value, E> {
+        // JSON has no NaN or infinity, so the number always exists.
+        Ok(Number::from_f64(value).map_or(Value::Null, Value::Number))
+    }
+
+    fn visit_str<E>(self, value: &str) -> Result<Value, E> {
+        Ok(Value::String(value.into()))
+    }
+
+    fn visit_string<E>(self, value: String) -> Result<Value, E> {
+        Ok(Value::String(value))
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element_seed(self)? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut object = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if object.contains_key(&key) {
+                let error = de::Error::custom(format_args!("duplicate key `{key}`"));
+                self.duplicate.set(Some(key));
+                return Err(error);
+            }
+            let value = map.next_value_seed(self)?;
+            object.insert(key, value);
+        }
+        Ok(Value::Object(object))
+    }
 }
 
 /// Reads a JSON value as `T`, reporting a mismatch as [`ReadError::Shape`].
-pub(crate) fn from_value<T: DeserializeOwned>(value: serde_json::Value) -> Result<T, ReadError> {
+pub(crate) fn from_value<T: DeserializeOwned>(value: Value) -> Result<T, ReadError> {
     serde_json::from_value(value).map_err(|error| ReadError::Shape(error.to_string()))
 }

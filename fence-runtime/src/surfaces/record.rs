@@ -134,21 +134,28 @@ impl<'a> RecordLine<'a> {
         }
     }
 
-    /// A `tool` message carrying a declared skill's `skill.md`, which is never fenced.
+    /// A `tool` message carrying a declared skill's `skill.md`, which is never fenced: the
+    /// content built by [`ModelContent::skill_doc`].
+    ///
+    /// The text and the `fence` label are both taken from `skill_doc`, whatever built it, so
+    /// they cannot disagree: fenced content handed here is written with its label, and the
+    /// verifier then reports a fence on a skill result.
     ///
     /// ```
+    /// use fence_runtime::ModelContent;
     /// use fence_runtime::surfaces::RecordLine;
     ///
+    /// let doc = ModelContent::skill_doc("Triage notes");
     /// assert_eq!(
-    ///     RecordLine::skill_result("toolu_4", "Triage notes").to_json(),
+    ///     RecordLine::skill_result("toolu_4", &doc).to_json(),
     ///     r#"{"role":"tool","tool_call_id":"toolu_4","is_error":false,"content":[{"type":"text","text":"Triage notes"}]}"#,
     /// );
     /// ```
-    pub fn skill_result(tool_call_id: &'a str, skill_doc: &'a str) -> RecordLine<'a> {
+    pub fn skill_result(tool_call_id: &'a str, skill_doc: &'a ModelContent) -> RecordLine<'a> {
         RecordLine {
             tool_call_id: Some(tool_call_id),
             is_error: Some(false),
-            ..RecordLine::new("tool", Labelled::exempt(skill_doc))
+            ..RecordLine::message("tool", skill_doc)
         }
     }
 
@@ -324,10 +331,13 @@ pub struct ParsedMessage {
     /// The provider's id of the call a `tool` message answers.
     #[serde(default)]
     pub tool_call_id: Option<String>,
+    /// The tool a `tool` (or a legacy `function`) message answers, when the line names it.
+    #[serde(default)]
+    pub name: Option<String>,
     /// Whether the tool failed or the call never reached a tool.
     #[serde(default)]
     pub is_error: Option<bool>,
-    /// The content parts.
+    /// The content parts: an array of parts, a bare string (one text part), or `null` (none).
     #[serde(deserialize_with = "parts")]
     pub content: Vec<Part>,
     /// The message id.
@@ -340,33 +350,42 @@ pub struct ParsedMessage {
 }
 
 impl ParsedMessage {
-    /// The text the model received: the message's text parts, joined with nothing.
+    /// The line's own text: its [`Part::Text`] parts, joined with nothing. A tool result
+    /// carried as a part is not part of it (see [`Part::text`]).
     ///
     /// ```
     /// use fence_runtime::surfaces::read_record;
     ///
-    /// let report = read_record(br#"{"role":"user","content":[{"type":"text","text":"a"},{"type":"image"},{"type":"text","text":"b"}]}"#);
+    /// let report = read_record(br#"{"role":"user","content":[{"type":"text","text":"a"},{"type":"image"},{"type":"input_text","text":"b"},{"type":"tool_result","content":"c"}]}"#);
     /// assert_eq!(report.items[0].value.text(), "ab");
     /// ```
     pub fn text(&self) -> Cow<'_, str> {
-        let mut texts = self.content.iter().filter_map(|part| match part {
+        join(self.content.iter().filter_map(|part| match part {
             Part::Text(text) => Some(text.as_str()),
-            Part::ToolUse { .. } | Part::Other(_) => None,
-        });
-        match (texts.next(), texts.next()) {
-            (None, _) => Cow::Borrowed(""),
-            (Some(only), None) => Cow::Borrowed(only),
-            (Some(first), Some(second)) => {
-                let mut joined = String::from(first);
-                joined.push_str(second);
-                texts.for_each(|text| joined.push_str(text));
-                Cow::Owned(joined)
-            }
+            _ => None,
+        }))
+    }
+}
+
+/// The strings, joined with nothing; borrowed when there is at most one.
+fn join<'a>(mut texts: impl Iterator<Item = &'a str>) -> Cow<'a, str> {
+    match (texts.next(), texts.next()) {
+        (None, _) => Cow::Borrowed(""),
+        (Some(only), None) => Cow::Borrowed(only),
+        (Some(first), Some(second)) => {
+            let mut joined = String::from(first);
+            joined.push_str(second);
+            texts.for_each(|text| joined.push_str(text));
+            Cow::Owned(joined)
         }
     }
 }
 
-/// One part of a message's `content`.
+/// One part of a message's `content`, read by its `type`.
+///
+/// The types read are those a conversation record carries in the Anthropic Messages format and
+/// in the Chat Completions and Responses formats of `OpenAI`; any other type is kept as
+/// [`Part::Other`], and the verifier reports it, since its text cannot be checked.
 ///
 /// ```
 /// use fence_runtime::surfaces::{read_record, Part};
@@ -380,48 +399,138 @@ impl ParsedMessage {
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum Part {
-    /// `{"type":"text","text":…}`.
+    /// Text the model reads: a `text`, `input_text` or `output_text` part (its `text`), a
+    /// `refusal` (its `refusal`) or a `thinking` part (its `thinking`).
     Text(String),
-    /// `{"type":"tool_use","id":…,"name":…}`: a call the model made, which a later `tool`
-    /// line answers.
+    /// A call the model made, which a tool result answers: `tool_use` (`id`, `name`) or
+    /// `function_call` (`call_id`, `name`).
     ToolUse {
         /// The call's id.
         id: String,
         /// The tool or skill called.
         name: String,
     },
-    /// Any other part, kept as it was.
+    /// A tool's result carried as a part: `tool_result` (`tool_use_id`, `is_error`, and
+    /// `content`, a string or an array of parts) or `function_call_output` (`call_id`, and
+    /// `output`, a string or an array of parts).
+    ToolResult {
+        /// The id of the call it answers.
+        tool_call_id: Option<String>,
+        /// Whether the tool failed.
+        is_error: Option<bool>,
+        /// Its content, as parts (a string is one text part): [`Part::Text`], [`Part::NoText`],
+        /// and [`Part::Other`] for anything else, a call or a nested result included.
+        content: Vec<Part>,
+    },
+    /// A part with no text to check, named by its type: `image`, `input_image`, `image_url`,
+    /// `input_audio`, `audio`, `redacted_thinking`. (Text drawn in an image is beyond what a
+    /// marker can mark.)
+    NoText(String),
+    /// A part the verifier cannot read, kept as it was: a type it does not know, no string
+    /// `type`, or a known type without the key that holds its text (a `document` or a file can
+    /// carry text in more ways than one, so they are among these).
     Other(Value),
 }
 
 impl Part {
-    fn from_value(value: Value) -> Part {
-        let text = |key: &str| value.get(key).and_then(Value::as_str);
-        match text("type") {
-            Some("text") => {
-                if let Some(t) = text("text") {
-                    return Part::Text(t.into());
-                }
+    /// The text the part carries: a text part's text, or the text parts of a tool result's
+    /// content joined with nothing. `None` for a part with no text.
+    ///
+    /// ```
+    /// use fence_runtime::surfaces::read_record;
+    ///
+    /// let report = read_record(br#"{"role":"user","content":[{"type":"tool_result","tool_use_id":"c1","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}]}"#);
+    /// assert_eq!(report.items[0].value.content[0].text().as_deref(), Some("ab"));
+    /// ```
+    pub fn text(&self) -> Option<Cow<'_, str>> {
+        match self {
+            Part::Text(text) => Some(Cow::Borrowed(text)),
+            Part::ToolResult { content, .. } => {
+                Some(join(content.iter().filter_map(|part| match part {
+                    Part::Text(text) => Some(text.as_str()),
+                    _ => None,
+                })))
             }
-            Some("tool_use") => {
-                if let (Some(id), Some(name)) = (text("id"), text("name")) {
-                    return Part::ToolUse {
-                        id: id.into(),
-                        name: name.into(),
-                    };
-                }
-            }
-            _ => {}
+            Part::ToolUse { .. } | Part::NoText(_) | Part::Other(_) => None,
         }
-        Part::Other(value)
+    }
+
+    /// The part's `type`, as written, when it has a string one.
+    pub(crate) fn type_of(value: &Value) -> Option<&str> {
+        value.get("type").and_then(Value::as_str)
+    }
+
+    fn from_value(value: Value) -> Part {
+        let read = Part::type_of(&value).and_then(|kind| {
+            let text = |key: &str| value.get(key).and_then(Value::as_str).map(String::from);
+            match kind {
+                "text" | "input_text" | "output_text" => text("text").map(Part::Text),
+                "refusal" => text("refusal").map(Part::Text),
+                "thinking" => text("thinking").map(Part::Text),
+                "tool_use" => call(&value, "id"),
+                "function_call" => call(&value, "call_id"),
+                "tool_result" => result(&value, "tool_use_id", "content"),
+                "function_call_output" => result(&value, "call_id", "output"),
+                "image" | "input_image" | "image_url" | "input_audio" | "audio"
+                | "redacted_thinking" => Some(Part::NoText(kind.into())),
+                _ => None,
+            }
+        });
+        read.unwrap_or(Part::Other(value))
     }
 }
 
-/// Reads `content` as an array of parts; a bare string is read as one text part.
+/// A call part: its id under `id_key`, and its `name`.
+fn call(value: &Value, id_key: &str) -> Option<Part> {
+    let text = |key: &str| value.get(key).and_then(Value::as_str).map(String::from);
+    Some(Part::ToolUse {
+        id: text(id_key)?,
+        name: text("name")?,
+    })
+}
+
+/// A tool result part: the id of its call under `id_key` and its content under `content_key`,
+/// each absent, `null` or of the right type; any other type makes the part unreadable.
+fn result(value: &Value, id_key: &str, content_key: &str) -> Option<Part> {
+    let tool_call_id = match value.get(id_key) {
+        None | Some(Value::Null) => None,
+        Some(Value::String(id)) => Some(id.clone()),
+        Some(_) => return None,
+    };
+    let is_error = match value.get("is_error") {
+        None | Some(Value::Null) => None,
+        Some(Value::Bool(flag)) => Some(*flag),
+        Some(_) => return None,
+    };
+    let content = match value.get(content_key) {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::String(text)) => alloc::vec![Part::Text(text.clone())],
+        Some(Value::Array(parts)) => parts.iter().map(nested_part).collect(),
+        Some(_) => return None,
+    };
+    Some(Part::ToolResult {
+        tool_call_id,
+        is_error,
+        content,
+    })
+}
+
+/// A part of a tool result's content: text, or a part with no text; anything else, a call or
+/// a result nested in a result included, is kept as [`Part::Other`].
+fn nested_part(value: &Value) -> Part {
+    match Part::from_value(value.clone()) {
+        part @ (Part::Text(_) | Part::NoText(_)) => part,
+        _ => Part::Other(value.clone()),
+    }
+}
+
+/// Reads `content` as an array of parts; a bare string is read as one text part, and `null`
+/// (an assistant message that only calls tools) as no parts.
 fn parts<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<Part>, D::Error> {
     match Value::deserialize(deserializer)? {
         Value::Array(parts) => Ok(parts.into_iter().map(Part::from_value).collect()),
         Value::String(text) => Ok(alloc::vec![Part::Text(text)]),
+        Value::Null => Ok(Vec::new()),
         _ => Err(serde::de::Error::custom(
             "`content` is neither an array of parts nor a string",
         )),
@@ -451,8 +560,9 @@ impl Report<ParsedMessage> {
 /// Reads a whole `conversation.jsonl`.
 ///
 /// Blank lines, the header and any line that is not an object carrying a string `role` are
-/// skipped and counted; a line that is not JSON, or whose known keys have the wrong types,
-/// fails with its line number; reading always goes on to the end.
+/// skipped and counted; a line that is not JSON, that names a key twice in any object, or whose
+/// known keys have the wrong types, fails with its line number; reading always goes on to the
+/// end.
 ///
 /// ```
 /// use fence_runtime::surfaces::read_record;

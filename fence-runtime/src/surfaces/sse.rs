@@ -14,10 +14,11 @@ use super::read::{ReadError, Report};
 /// `data:` line.
 ///
 /// ```
+/// use fence_runtime::ModelContent;
 /// use fence_runtime::surfaces::{ArtifactFrame, SseEncoder};
 ///
 /// let mut encoder = SseEncoder::new();
-/// let event = encoder.encode(&ArtifactFrame::hook_artifact("tsk_1", "lint", "ok"));
+/// let event = encoder.encode(&ArtifactFrame::hook_artifact("tsk_1", "lint", &ModelContent::hook_artifact("ok")));
 /// assert_eq!(
 ///     event,
 ///     "event: artifact\nid: 1\ndata: {\"id\":\"tsk_1\",\"artifact\":{\"tool_name\":\"lint\",\"content\":\"ok\",\"fence_source\":null,\"tool_call_id\":null,\"is_error\":false,\"duration_ms\":null,\"exit_code\":null,\"truncated\":false}}\n\n",
@@ -51,10 +52,11 @@ impl SseEncoder {
     /// The `id` the next frame gets.
     ///
     /// ```
+    /// use fence_runtime::ModelContent;
     /// use fence_runtime::surfaces::{ArtifactFrame, SseEncoder};
     ///
     /// let mut encoder = SseEncoder::new();
-    /// encoder.encode(&ArtifactFrame::hook_artifact("t", "h", "x"));
+    /// encoder.encode(&ArtifactFrame::hook_artifact("t", "h", &ModelContent::hook_artifact("x")));
     /// assert_eq!(encoder.next_id(), 2);
     /// ```
     pub const fn next_id(&self) -> u64 {
@@ -64,11 +66,12 @@ impl SseEncoder {
     /// The next event, as text.
     ///
     /// ```
+    /// use fence_runtime::ModelContent;
     /// use fence_runtime::surfaces::{ArtifactFrame, SseEncoder};
     ///
     /// let mut encoder = SseEncoder::new();
-    /// encoder.encode(&ArtifactFrame::hook_artifact("t", "h", "x"));
-    /// assert!(encoder.encode(&ArtifactFrame::hook_artifact("t", "h", "y")).starts_with("event: artifact\nid: 2\ndata: {"));
+    /// encoder.encode(&ArtifactFrame::hook_artifact("t", "h", &ModelContent::hook_artifact("x")));
+    /// assert!(encoder.encode(&ArtifactFrame::hook_artifact("t", "h", &ModelContent::hook_artifact("y"))).starts_with("event: artifact\nid: 2\ndata: {"));
     /// ```
     pub fn encode(&mut self, frame: &ArtifactFrame<'_>) -> String {
         let json = frame.to_json();
@@ -84,11 +87,12 @@ impl SseEncoder {
     /// The error `out` returns.
     ///
     /// ```
+    /// use fence_runtime::ModelContent;
     /// use fence_runtime::surfaces::{ArtifactFrame, SseEncoder};
     ///
     /// let mut out = Vec::new();
     /// let mut encoder = SseEncoder::new();
-    /// encoder.write_frame(&mut out, &ArtifactFrame::hook_artifact("t", "h", "x"))?;
+    /// encoder.write_frame(&mut out, &ArtifactFrame::hook_artifact("t", "h", &ModelContent::hook_artifact("x")))?;
     /// SseEncoder::write_heartbeat(&mut out)?;
     /// assert!(out.ends_with(b"}}\n\n:heartbeat\n\n"));
     /// # Ok::<(), std::io::Error>(())
@@ -316,7 +320,7 @@ impl SseReader {
         event.data.pop();
         if let Some((line, valid_up_to)) = event.not_utf8 {
             self.report
-                .push_failed(line, ReadError::NotUtf8 { valid_up_to });
+                .push_failed(line, event.id, ReadError::NotUtf8 { valid_up_to });
         } else if event.kind.as_deref().unwrap_or("message") != "artifact" {
             self.report.push_skipped();
         } else {
@@ -328,7 +332,9 @@ impl SseReader {
                         frame,
                     },
                 ),
-                Err(error) => self.report.push_failed(event.first_data_line, error),
+                Err(error) => self
+                    .report
+                    .push_failed(event.first_data_line, event.id, error),
             }
         }
     }

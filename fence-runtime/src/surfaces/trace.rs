@@ -8,7 +8,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::read::{Outcome, ReadError, Report, from_value, parse_value, read_jsonl};
-use crate::content::ToolOutput;
+use crate::content::{ModelContent, ToolOutput};
 
 /// What every trace event carries: the session, the time (Unix milliseconds) and the turn.
 ///
@@ -340,13 +340,16 @@ impl<'a> ToolCallEvent<'a> {
 /// A `skill_call` trace event, ready to serialise: `event_type`, `session_id`, `timestamp`,
 /// `turn`, `skill_name`, `output_bytes`, `duration_ms`, `status`.
 ///
-/// It is built from a declared skill's `skill.md` text — the skill-doc exemption, never fenced
-/// — and records only its byte length; it has no way to carry fenced content.
+/// It is built from a declared skill's `skill.md` as [`ModelContent::skill_doc`] builds it — the
+/// skill-doc exemption, never fenced — and records only its byte length: a `skill_call` has no
+/// key that could carry the text or a label.
 ///
 /// ```
+/// use fence_runtime::ModelContent;
 /// use fence_runtime::surfaces::{EventMeta, SkillCallEvent};
 ///
-/// let event = SkillCallEvent::new(EventMeta::new("ses_1", 1_767_225_600_000, 2), "triage", "# Triage\nRead the ticket.\n", 1);
+/// let doc = ModelContent::skill_doc("# Triage\nRead the ticket.\n");
+/// let event = SkillCallEvent::new(EventMeta::new("ses_1", 1_767_225_600_000, 2), "triage", &doc, 1);
 /// assert_eq!(
 ///     event.to_json(),
 ///     r#"{"event_type":"skill_call","session_id":"ses_1","timestamp":1767225600000,"turn":2,"skill_name":"triage","output_bytes":26,"duration_ms":1,"status":"ok"}"#,
@@ -365,18 +368,20 @@ pub struct SkillCallEvent<'a> {
 }
 
 impl<'a> SkillCallEvent<'a> {
-    /// The event of a call to the declared skill `skill_name` that returned `skill_doc`.
+    /// The event of a call to the declared skill `skill_name` that returned `skill_doc`;
+    /// `output_bytes` is the byte length of its text.
     ///
     /// ```
+    /// use fence_runtime::ModelContent;
     /// use fence_runtime::surfaces::{EventMeta, SkillCallEvent};
     ///
-    /// let event = SkillCallEvent::new(EventMeta::new("s", 0, 1), "triage", "four", 0);
+    /// let event = SkillCallEvent::new(EventMeta::new("s", 0, 1), "triage", &ModelContent::skill_doc("four"), 0);
     /// assert_eq!(event.output_bytes(), 4);
     /// ```
     pub fn new(
         meta: EventMeta<'a>,
         skill_name: &'a str,
-        skill_doc: &str,
+        skill_doc: &ModelContent,
         duration_ms: u64,
     ) -> SkillCallEvent<'a> {
         SkillCallEvent {
@@ -385,7 +390,7 @@ impl<'a> SkillCallEvent<'a> {
             timestamp: meta.timestamp,
             turn: meta.turn,
             skill_name,
-            output_bytes: byte_len(skill_doc),
+            output_bytes: byte_len(skill_doc.as_str()),
             duration_ms,
             status: Status::Ok,
         }
@@ -394,9 +399,10 @@ impl<'a> SkillCallEvent<'a> {
     /// Marks the call as failed (its `skill.md` could not be returned).
     ///
     /// ```
+    /// use fence_runtime::ModelContent;
     /// use fence_runtime::surfaces::{EventMeta, SkillCallEvent};
     ///
-    /// let event = SkillCallEvent::new(EventMeta::new("s", 0, 1), "triage", "", 0).failed();
+    /// let event = SkillCallEvent::new(EventMeta::new("s", 0, 1), "triage", &ModelContent::skill_doc(""), 0).failed();
     /// assert!(event.to_json().ends_with(r#""status":"error"}"#));
     /// ```
     #[must_use]
@@ -408,9 +414,10 @@ impl<'a> SkillCallEvent<'a> {
     /// The byte length of the returned `skill.md` text.
     ///
     /// ```
+    /// use fence_runtime::ModelContent;
     /// use fence_runtime::surfaces::{EventMeta, SkillCallEvent};
     ///
-    /// assert_eq!(SkillCallEvent::new(EventMeta::new("s", 0, 1), "k", "é", 0).output_bytes(), 2);
+    /// assert_eq!(SkillCallEvent::new(EventMeta::new("s", 0, 1), "k", &ModelContent::skill_doc("é"), 0).output_bytes(), 2);
     /// ```
     pub fn output_bytes(&self) -> u64 {
         self.output_bytes
@@ -423,9 +430,10 @@ impl<'a> SkillCallEvent<'a> {
     /// Never: an event holds only strings and integers.
     ///
     /// ```
+    /// use fence_runtime::ModelContent;
     /// use fence_runtime::surfaces::{EventMeta, SkillCallEvent};
     ///
-    /// assert!(SkillCallEvent::new(EventMeta::new("s", 0, 1), "k", "", 0).to_json().starts_with(r#"{"event_type":"skill_call""#));
+    /// assert!(SkillCallEvent::new(EventMeta::new("s", 0, 1), "k", &ModelContent::skill_doc(""), 0).to_json().starts_with(r#"{"event_type":"skill_call""#));
     /// ```
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("a skill_call event always serialises")
@@ -547,7 +555,8 @@ pub type TraceReport = Report<ParsedEvent>;
 ///
 /// Blank lines and events other than `tool_call` and `skill_call` are skipped and counted. Every
 /// trace line has a string `event_type`, so a line without one fails, as does a line that is
-/// not JSON or whose known keys have the wrong types; reading always goes on to the end.
+/// not JSON, that names a key twice in any object, or whose known keys have the wrong types;
+/// reading always goes on to the end.
 ///
 /// ```
 /// use fence_runtime::surfaces::read_trace;

@@ -1,21 +1,22 @@
 //! Checking what a runtime wrote: the markers read with the crate's one matcher, each unit
 //! classified, and typed findings.
 
-use alloc::collections::{BTreeMap, BTreeSet};
+use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
 use super::artifact::{ParsedArtifact, ParsedFrame};
+use super::classify::{KNOWN_ROLES, ResultKind, VerifyContext, has_hook_ids, is_tool_line};
 use super::finding::{Finding, FindingKind, Location, MarkerKind, MissingLabel, Surface};
-use super::read::Label;
+use super::read::{Label, LineError, Report};
 use super::record::{ParsedMessage, Part, RecordReport};
 use super::sse::StreamReport;
-use super::trace::{ParsedEvent, ParsedToolCall, TraceReport};
+use super::trace::{ParsedEvent, TraceReport};
 use crate::content::Exemption;
 use crate::fence::CLOSER;
 use crate::marker::{self, Marker};
 use crate::parse::{Block, ParseError, parse};
-use crate::source::SourceKind;
+use crate::source::{Source, SourceKind};
 
 /// What the markers of a piece of content say, read with the same marker matcher the fence
 /// uses.
@@ -88,305 +89,15 @@ pub fn read_markers(text: &str) -> Markers<'_> {
     }
 }
 
-/// What a unit of a surface is, which decides whether it must be fenced.
-///
-/// ```
-/// use fence_runtime::surfaces::ResultKind;
-/// use fence_runtime::Exemption;
-///
-/// assert_eq!(ResultKind::HookArtifact.exemption(), Some(Exemption::HookArtifact));
-/// assert_eq!(ResultKind::ToolResult.exemption(), None);
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ResultKind {
-    /// The result of a call that reached a tool: must be fenced.
-    ToolResult,
-    /// A declared skill's `skill.md`: never fenced.
-    SkillResult,
-    /// A hook artifact: never fenced.
-    HookArtifact,
-    /// A failed call to a name that is neither a declared tool nor a declared skill: it never
-    /// reached a tool, and is never fenced.
-    DispatchFailure,
-    /// A failed call with no evidence that it ran: a tool that failed (fenced) or a refusal or
-    /// dispatch failure (unfenced). Either is accepted.
-    FailedCall,
-    /// Not the result of a call: a record line of another role. Not checked for a fence.
-    NotAResult,
-}
-
-impl ResultKind {
-    /// The exemption a never-fenced kind falls under.
-    ///
-    /// ```
-    /// use fence_runtime::surfaces::ResultKind;
-    /// use fence_runtime::Exemption;
-    ///
-    /// assert_eq!(ResultKind::SkillResult.exemption(), Some(Exemption::SkillDoc));
-    /// assert_eq!(ResultKind::FailedCall.exemption(), None);
-    /// ```
-    pub fn exemption(self) -> Option<Exemption> {
-        match self {
-            ResultKind::SkillResult => Some(Exemption::SkillDoc),
-            ResultKind::HookArtifact => Some(Exemption::HookArtifact),
-            ResultKind::DispatchFailure => Some(Exemption::DispatchFailure),
-            ResultKind::ToolResult | ResultKind::FailedCall | ResultKind::NotAResult => None,
-        }
-    }
-}
-
-/// What the verifier knows about the capsule beyond the surfaces themselves: its declared skills,
-/// its declared tools, and which tool or skill each call id went to.
-///
-/// Without context, every successful call is a tool result (so a skill's result is reported as
-/// unfenced) and no failed call is known to be a dispatch failure. See the
-/// [module docs](super#classifying-a-unit) for the rules.
-///
-/// ```
-/// use fence_runtime::surfaces::{read_frame, ResultKind, VerifyContext};
-///
-/// let context = VerifyContext::new().with_skills(["triage"]).with_tools(["bash", "web-fetch"]);
-/// let skill = read_frame(r#"{"artifact":{"tool_name":"triage","content":"Triage notes","tool_call_id":"c1","is_error":false,"duration_ms":1}}"#)?;
-/// assert_eq!(context.classify_frame(&skill.artifact), ResultKind::SkillResult);
-/// let failure = read_frame(r#"{"artifact":{"tool_name":"nope","content":"not declared","tool_call_id":"c2","is_error":true,"duration_ms":0}}"#)?;
-/// assert_eq!(context.classify_frame(&failure.artifact), ResultKind::DispatchFailure);
-/// # Ok::<(), fence_runtime::surfaces::ReadError>(())
-/// ```
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct VerifyContext {
-    skills: BTreeSet<String>,
-    tools: Option<BTreeSet<String>>,
-    calls: BTreeMap<String, String>,
-}
-
-impl VerifyContext {
-    /// A context that knows nothing about the capsule.
-    ///
-    /// ```
-    /// let context = fence_runtime::surfaces::VerifyContext::new();
-    /// assert!(!context.is_skill("triage"));
-    /// ```
-    pub fn new() -> VerifyContext {
-        VerifyContext::default()
-    }
-
-    /// Declares skills: their results are never fenced.
-    ///
-    /// ```
-    /// let context = fence_runtime::surfaces::VerifyContext::new().with_skills(["triage"]);
-    /// assert!(context.is_skill("triage"));
-    /// ```
-    #[must_use]
-    pub fn with_skills<I, S>(mut self, skills: I) -> VerifyContext
-    where
-        I: IntoIterator<Item = S>,
-        S: Into<String>,
-    {
-        self.skills.extend(skills.into_iter().map(Into::into));
-        self
-    }
-
-    /// Declares the capsule's tools (the manifest allowlist, plus any tools of the runtime's
-    /// own). A failed call to a name that is neither a declared tool nor a declared skill never
-    /// reached a tool. Without this, no call is known to be a dispatch failure.
-    ///
-    /// ```
-    /// let context = fence_runtime::surfaces::VerifyContext::new().with_tools(["bash"]);
-    /// assert!(context.is_undeclared("no-such-tool"));
-    /// assert!(!context.is_undeclared("bash"));
-    /// ```
-    #[must_use]
-    pub fn with_tools<I, S>(mut self, tools: I) -> VerifyContext
-    where
-        I: IntoIterator<Item = S>,
-        S: Into<String>,
-    {
-        self.tools
-            .get_or_insert_with(BTreeSet::new)
-            .extend(tools.into_iter().map(Into::into));
-        self
-    }
-
-    /// Records that call `tool_call_id` went to `name`, so a record's `tool` line answering it
-    /// can be classified.
-    ///
-    /// ```
-    /// let context = fence_runtime::surfaces::VerifyContext::new().with_call("toolu_1", "triage");
-    /// assert_eq!(context.call_name("toolu_1"), Some("triage"));
-    /// ```
-    #[must_use]
-    pub fn with_call(
-        mut self,
-        tool_call_id: impl Into<String>,
-        name: impl Into<String>,
-    ) -> VerifyContext {
-        self.calls.insert(tool_call_id.into(), name.into());
-        self
-    }
-
-    /// Learns which tool or skill each call went to from an artifact stream's frames.
-    ///
-    /// ```
-    /// use fence_runtime::surfaces::{read_sse, VerifyContext};
-    ///
-    /// let stream = read_sse(b"event: artifact\ndata: {\"artifact\":{\"tool_name\":\"bash\",\"content\":\"\",\"tool_call_id\":\"c1\"}}\n\n");
-    /// let mut context = VerifyContext::new();
-    /// context.learn_calls_from_stream(&stream);
-    /// assert_eq!(context.call_name("c1"), Some("bash"));
-    /// ```
-    pub fn learn_calls_from_stream(&mut self, stream: &StreamReport) {
-        for item in &stream.items {
-            let artifact = &item.value.frame.artifact;
-            if let (Some(id), Some(name)) = (artifact.tool_call_id.value(), &artifact.tool_name) {
-                self.calls.insert(id.clone(), name.clone());
-            }
-        }
-    }
-
-    /// Learns which tool or skill each call went to from a record's `tool_use` parts.
-    /// [`verify_record`] does this by itself.
-    ///
-    /// ```
-    /// use fence_runtime::surfaces::{read_record, VerifyContext};
-    ///
-    /// let record = read_record(br#"{"role":"assistant","content":[{"type":"tool_use","id":"c1","name":"triage","input":{}}]}"#);
-    /// let mut context = VerifyContext::new();
-    /// context.learn_calls_from_record(&record);
-    /// assert_eq!(context.call_name("c1"), Some("triage"));
-    /// ```
-    pub fn learn_calls_from_record(&mut self, record: &RecordReport) {
-        for part in record.items.iter().flat_map(|line| &line.value.content) {
-            if let Part::ToolUse { id, name } = part {
-                self.calls.insert(id.clone(), name.clone());
-            }
-        }
-    }
-
-    /// Whether `name` is a declared skill.
-    ///
-    /// ```
-    /// assert!(!fence_runtime::surfaces::VerifyContext::new().is_skill("x"));
-    /// ```
-    pub fn is_skill(&self, name: &str) -> bool {
-        self.skills.contains(name)
-    }
-
-    /// Whether the tools are declared and `name` is neither one of them nor a declared skill.
-    ///
-    /// ```
-    /// assert!(!fence_runtime::surfaces::VerifyContext::new().is_undeclared("x"));
-    /// ```
-    pub fn is_undeclared(&self, name: &str) -> bool {
-        self.tools
-            .as_ref()
-            .is_some_and(|tools| !tools.contains(name) && !self.is_skill(name))
-    }
-
-    /// The tool or skill a call went to, when known.
-    ///
-    /// ```
-    /// assert_eq!(fence_runtime::surfaces::VerifyContext::new().call_name("c"), None);
-    /// ```
-    pub fn call_name(&self, tool_call_id: &str) -> Option<&str> {
-        self.calls.get(tool_call_id).map(String::as_str)
-    }
-
-    /// Classifies an artifact frame. In order: `tool_call_id` and `duration_ms` both `null` is a
-    /// hook artifact; a declared skill's name is a skill result; a non-null `exit_code` (a
-    /// subprocess ran) or an `is_error` that is not `true` is a tool result; a failed call to an
-    /// undeclared name is a dispatch failure; any other failed call is a [`ResultKind::FailedCall`].
-    ///
-    /// ```
-    /// use fence_runtime::surfaces::{read_frame, ResultKind, VerifyContext};
-    ///
-    /// let hook = read_frame(r#"{"artifact":{"tool_name":"lint","content":"ok","tool_call_id":null,"duration_ms":null}}"#)?;
-    /// assert_eq!(VerifyContext::new().classify_frame(&hook.artifact), ResultKind::HookArtifact);
-    /// let ran = read_frame(r#"{"artifact":{"tool_name":"bash","content":"x","tool_call_id":"c","is_error":true,"duration_ms":5,"exit_code":1}}"#)?;
-    /// assert_eq!(VerifyContext::new().classify_frame(&ran.artifact), ResultKind::ToolResult);
-    /// # Ok::<(), fence_runtime::surfaces::ReadError>(())
-    /// ```
-    pub fn classify_frame(&self, artifact: &ParsedArtifact) -> ResultKind {
-        let name = artifact.tool_name.as_deref();
-        if artifact.tool_call_id.is_null() && artifact.duration_ms.is_null() {
-            ResultKind::HookArtifact
-        } else if name.is_some_and(|name| self.is_skill(name)) {
-            ResultKind::SkillResult
-        } else if artifact.exit_code.is_some() || artifact.is_error != Some(true) {
-            ResultKind::ToolResult
-        } else {
-            self.failed_call(name)
-        }
-    }
-
-    /// Classifies a record line. A line of a role other than `tool` is not a result. A `tool`
-    /// line answering a call to a declared skill is a skill result; one whose `is_error` is not
-    /// `true` is a tool result; a failed call to an undeclared name is a dispatch failure; any
-    /// other failed call is a [`ResultKind::FailedCall`]. The call's name comes from the context
-    /// (see [`with_call`](Self::with_call)).
-    ///
-    /// ```
-    /// use fence_runtime::surfaces::{read_record, ResultKind, VerifyContext};
-    ///
-    /// let record = read_record(br#"{"role":"tool","tool_call_id":"c1","is_error":false,"content":[]}"#);
-    /// let context = VerifyContext::new().with_skills(["triage"]).with_call("c1", "triage");
-    /// assert_eq!(context.classify_message(&record.items[0].value), ResultKind::SkillResult);
-    /// assert_eq!(VerifyContext::new().classify_message(&record.items[0].value), ResultKind::ToolResult);
-    /// ```
-    pub fn classify_message(&self, message: &ParsedMessage) -> ResultKind {
-        if message.role != "tool" {
-            return ResultKind::NotAResult;
-        }
-        let name = message
-            .tool_call_id
-            .as_deref()
-            .and_then(|id| self.call_name(id));
-        if name.is_some_and(|name| self.is_skill(name)) {
-            ResultKind::SkillResult
-        } else if message.is_error != Some(true) {
-            ResultKind::ToolResult
-        } else {
-            self.failed_call(name)
-        }
-    }
-
-    /// Classifies a `tool_call` trace event: a declared skill's name is a skill result; status
-    /// `ok` is a tool result; a failed call to an undeclared name is a dispatch failure; any
-    /// other failed call is a [`ResultKind::FailedCall`].
-    ///
-    /// ```
-    /// use fence_runtime::surfaces::{read_trace, ParsedEvent, ResultKind, VerifyContext};
-    ///
-    /// let trace = read_trace(br#"{"event_type":"tool_call","tool_name":"x","output_bytes":0,"status":"error"}"#);
-    /// let ParsedEvent::ToolCall(call) = &trace.items[0].value else { panic!() };
-    /// assert_eq!(VerifyContext::new().with_tools(["bash"]).classify_tool_call(call), ResultKind::DispatchFailure);
-    /// assert_eq!(VerifyContext::new().classify_tool_call(call), ResultKind::FailedCall);
-    /// ```
-    pub fn classify_tool_call(&self, call: &ParsedToolCall) -> ResultKind {
-        if self.is_skill(&call.tool_name) {
-            ResultKind::SkillResult
-        } else if call.status == "ok" {
-            ResultKind::ToolResult
-        } else {
-            self.failed_call(Some(&call.tool_name))
-        }
-    }
-
-    fn failed_call(&self, name: Option<&str>) -> ResultKind {
-        if name.is_some_and(|name| self.is_undeclared(name)) {
-            ResultKind::DispatchFailure
-        } else {
-            ResultKind::FailedCall
-        }
-    }
-}
-
-/// One unit's content, its label, and what it is.
+/// One unit's content, its label, what it is, and the tool it came from.
 struct Unit<'a> {
     text: &'a str,
     label: &'a Label,
     /// Whether an absent label means "unlabelled" (false) or "missing" (true).
     surface_labels: bool,
     kind: ResultKind,
+    /// The tool or skill the unit is the result of, when known: a tool's fence must name it.
+    tool: Option<&'a str>,
 }
 
 fn check(unit: &Unit<'_>, out: &mut Vec<FindingKind>) {
@@ -431,16 +142,45 @@ fn check(unit: &Unit<'_>, out: &mut Vec<FindingKind>) {
             });
         }
     }
-    if let Some(exemption) = unit.kind.exemption() {
-        if markers != Markers::Plain {
+    match (unit.kind.exemption(), unit.kind) {
+        (Some(exemption), _) if markers != Markers::Plain => {
             out.push(FindingKind::FenceOnExempt {
                 exemption,
                 markers: markers.source().map(ToString::to_string),
             });
         }
-    } else if unit.kind == ResultKind::ToolResult {
-        if let Some(error) = markers.error() {
-            out.push(FindingKind::UnfencedToolResult { error });
+        // A task is fenced (one valid block, labelled where the surface labels) or trusted
+        // (plain text); live markers that make no block are trusted text carrying markers,
+        // unless a label already says the content was meant to be fenced.
+        (None, ResultKind::Task)
+            if matches!(markers, Markers::Malformed(_)) && unit.label.source().is_none() =>
+        {
+            out.push(FindingKind::FenceOnExempt {
+                exemption: Exemption::TrustedTask,
+                markers: None,
+            });
+        }
+        (None, ResultKind::ToolResult) => {
+            if let Some(error) = markers.error() {
+                out.push(FindingKind::UnfencedToolResult { error });
+            }
+        }
+        _ => {}
+    }
+    if let (true, Some(tool), Markers::Block(block)) =
+        (unit.kind.may_be_tool_output(), unit.tool, &markers)
+    {
+        // A source of a kind the verifier does not know (a member's or a delegation's reply,
+        // say) is reported below; which name it should carry is the runtime's business.
+        let source = block.source();
+        if !matches!(SourceKind::of(source), SourceKind::Unknown(_)) {
+            let expected = Source::tool(tool);
+            if expected.as_str() != source {
+                out.push(FindingKind::ToolSourceMismatch {
+                    expected: expected.as_str().into(),
+                    markers: source.into(),
+                });
+            }
         }
     }
     let label = unit.label.source();
@@ -457,11 +197,34 @@ fn check(unit: &Unit<'_>, out: &mut Vec<FindingKind>) {
     }
 }
 
+fn at(surface: Surface, line: usize, frame_id: Option<&String>, part: Option<usize>) -> Location {
+    Location {
+        surface,
+        line,
+        frame_id: frame_id.cloned(),
+        part,
+    }
+}
+
 fn located(findings: Vec<FindingKind>, location: &Location, out: &mut Vec<Finding>) {
     out.extend(findings.into_iter().map(|kind| Finding {
         location: location.clone(),
         kind,
     }));
+}
+
+/// Adds one [`FindingKind::UnreadableUnit`] per unit the reader could not read, and puts every
+/// finding in line order. Each unit has a line of its own, and the sort is stable, so a unit's
+/// findings keep their order.
+fn with_unreadable<T>(report: &Report<T>, surface: Surface, mut out: Vec<Finding>) -> Vec<Finding> {
+    out.extend(report.errors.iter().map(|error: &LineError| Finding {
+        location: at(surface, error.line, error.frame_id.as_ref(), None),
+        kind: FindingKind::UnreadableUnit {
+            error: error.error.clone(),
+        },
+    }));
+    out.sort_by_key(|finding| finding.location.line);
+    out
 }
 
 /// Checks one artifact frame on its own. An absent `fence_source` is read as a frame from a
@@ -489,22 +252,32 @@ fn check_frame(
     context: &VerifyContext,
     out: &mut Vec<FindingKind>,
 ) {
+    let kind = context.classify_frame(artifact);
+    if has_hook_ids(artifact) && kind != ResultKind::HookArtifact {
+        out.push(FindingKind::NotAHookArtifact {
+            exit_code: artifact.exit_code,
+            is_error: artifact.is_error,
+        });
+    }
     check(
         &Unit {
             text: &artifact.content,
             label: &artifact.fence_source,
             surface_labels,
-            kind: context.classify_frame(artifact),
+            kind,
+            tool: artifact.tool_name.as_deref(),
         },
         out,
     );
 }
 
-/// Checks every frame of an artifact stream.
+/// Checks every frame of an artifact stream, and reports every event that could not be read.
 ///
 /// A stream where some frame carries `fence_source` labels its frames, and a fenced frame with
 /// no `fence_source` key in it is a [`FindingKind::FenceWithoutLabel`]. A stream where no frame
 /// carries the key comes from a runtime older than it: it is unlabelled, read from the markers.
+/// An `artifact` event that could not be read is a [`FindingKind::UnreadableUnit`]: nothing the
+/// reader saw is left out of the findings.
 ///
 /// ```
 /// use fence_runtime::{fence, Source, ToolOutput};
@@ -514,6 +287,10 @@ fn check_frame(
 /// let mut encoder = SseEncoder::new();
 /// let capture = encoder.encode(&ArtifactFrame::tool_result("tsk_1", "bash", &output, CallMeta::new("c1", 3).exit_code(0)));
 /// assert!(verify_stream(&read_sse(capture.as_bytes()), &VerifyContext::new()).is_empty());
+///
+/// let float = capture.replace(r#""duration_ms":3"#, r#""duration_ms":1.5"#);
+/// let findings = verify_stream(&read_sse(float.as_bytes()), &VerifyContext::new());
+/// assert_eq!(findings[0].kind.name(), "unreadable-unit");
 /// ```
 pub fn verify_stream(stream: &StreamReport, context: &VerifyContext) -> Vec<Finding> {
     let surface_labels = stream
@@ -529,22 +306,28 @@ pub fn verify_stream(stream: &StreamReport, context: &VerifyContext) -> Vec<Find
             context,
             &mut findings,
         );
-        let location = Location {
-            surface: Surface::ArtifactStream,
-            line: item.line,
-            frame_id: item.value.id.clone(),
-        };
+        let location = at(
+            Surface::ArtifactStream,
+            item.line,
+            item.value.id.as_ref(),
+            None,
+        );
         located(findings, &location, &mut out);
     }
-    out
+    with_unreadable(stream, Surface::ArtifactStream, out)
 }
 
-/// Checks every message line of a conversation record.
+/// Checks every message line of a conversation record, and reports every line that could not
+/// be read.
 ///
 /// A record where some line carries a `fence` key labels its lines, and a fenced line with no
 /// `fence` key is a [`FindingKind::FenceWithoutLabel`]. A record where no line carries the key
 /// was written before it existed: it is unlabelled, read from the markers. Calls named by the
-/// record's own `tool_use` parts are learned before the lines are classified.
+/// record's own call parts are learned before the lines are classified.
+///
+/// Per line: the line's own text (its text parts joined), unless the line carries no text part
+/// and no label and holds tool results as parts; then every tool result part on its own
+/// (unlabelled, located at its `content[i]`); then every part that cannot be read.
 ///
 /// ```
 /// use fence_runtime::{fence, ModelContent, Source, ToolOutput};
@@ -561,31 +344,96 @@ pub fn verify_record(record: &RecordReport, context: &VerifyContext) -> Vec<Find
     let surface_labels = record.is_labelled();
     let mut out = Vec::new();
     for line in &record.items {
-        let mut findings = Vec::new();
+        check_message(&line.value, line.line, surface_labels, &context, &mut out);
+    }
+    with_unreadable(record, Surface::Record, out)
+}
+
+fn check_message(
+    message: &ParsedMessage,
+    line: usize,
+    surface_labels: bool,
+    context: &VerifyContext,
+    out: &mut Vec<Finding>,
+) {
+    let mut findings = Vec::new();
+    if !KNOWN_ROLES.contains(&message.role.as_str()) {
+        findings.push(FindingKind::UnknownRole {
+            role: message.role.clone(),
+        });
+    }
+    let has_text = message
+        .content
+        .iter()
+        .any(|part| matches!(part, Part::Text(_)));
+    let has_results = message
+        .content
+        .iter()
+        .any(|part| matches!(part, Part::ToolResult { .. }));
+    if has_text || !has_results || message.fence.source().is_some() {
         check(
             &Unit {
-                text: &line.value.text(),
-                label: &line.value.fence,
+                text: &message.text(),
+                label: &message.fence,
                 surface_labels,
-                kind: context.classify_message(&line.value),
+                kind: context.classify_message(message),
+                tool: if is_tool_line(message) {
+                    context.line_call(message)
+                } else {
+                    None
+                },
             },
             &mut findings,
         );
-        let location = Location {
-            surface: Surface::Record,
-            line: line.line,
-            frame_id: None,
-        };
-        located(findings, &location, &mut out);
     }
-    out
+    located(findings, &at(Surface::Record, line, None, None), out);
+
+    for (index, part) in message.content.iter().enumerate() {
+        let mut findings = Vec::new();
+        match part {
+            Part::ToolResult { content, .. } => {
+                check(
+                    &Unit {
+                        text: &part.text().unwrap_or_default(),
+                        label: &Label::Absent,
+                        surface_labels: false,
+                        kind: context.classify_part(message, part),
+                        tool: context.part_call(message, part),
+                    },
+                    &mut findings,
+                );
+                for (nested, inner) in content.iter().enumerate() {
+                    if let Part::Other(value) = inner {
+                        findings.push(FindingKind::UnreadablePart {
+                            path: format!("content[{index}].content[{nested}]"),
+                            part_type: Part::type_of(value).map(String::from),
+                        });
+                    }
+                }
+            }
+            Part::Other(value) => findings.push(FindingKind::UnreadablePart {
+                path: format!("content[{index}]"),
+                part_type: Part::type_of(value).map(String::from),
+            }),
+            Part::Text(_) | Part::ToolUse { .. } | Part::NoText(_) => {}
+        }
+        located(findings, &at(Surface::Record, line, None, Some(index)), out);
+    }
 }
 
-/// Checks every `tool_call` and `skill_call` event of a trace.
+/// Whether a trace `status` is one the wire format has.
+fn known_status(status: &str) -> bool {
+    matches!(status, "ok" | "error")
+}
+
+/// Checks every `tool_call` and `skill_call` event of a trace, and reports every line that
+/// could not be read.
 ///
 /// The trace is unlabelled: an event's `output`, when recorded, is read from its markers. A
-/// `tool_call` that reached a tool must be fenced; a `skill_call` (or a `tool_call` to a
-/// declared skill) must not; `output_bytes` must equal the byte length of `output`.
+/// `tool_call` that reached a tool must be fenced, under `tool:<tool_name>`; a `skill_call` (or
+/// a `tool_call` to a declared skill) must not; `output_bytes` must equal the byte length of
+/// `output`; `status` must be `ok` or `error` (a `tool_call` with any other status is checked as
+/// a tool result).
 ///
 /// ```
 /// use fence_runtime::surfaces::{read_trace, verify_trace, FindingKind, VerifyContext};
@@ -597,42 +445,52 @@ pub fn verify_record(record: &RecordReport, context: &VerifyContext) -> Vec<Find
 pub fn verify_trace(trace: &TraceReport, context: &VerifyContext) -> Vec<Finding> {
     let mut out = Vec::new();
     for event in &trace.items {
-        let (output, output_bytes, kind) = match &event.value {
+        let mut findings = Vec::new();
+        let (output, output_bytes, kind, tool, status) = match &event.value {
             ParsedEvent::ToolCall(call) => (
                 call.output.as_deref(),
                 call.output_bytes,
                 context.classify_tool_call(call),
+                Some(call.tool_name.as_str()),
+                Some(call.status.as_str()),
             ),
             ParsedEvent::SkillCall(call) => (
                 call.output.as_deref(),
                 call.output_bytes,
                 ResultKind::SkillResult,
+                None,
+                call.status.as_deref(),
             ),
         };
-        let Some(output) = output else { continue };
-        let mut findings = Vec::new();
-        check(
-            &Unit {
-                text: output,
-                label: &Label::Absent,
-                surface_labels: false,
-                kind,
-            },
-            &mut findings,
-        );
-        let actual = u64::try_from(output.len()).unwrap_or(u64::MAX);
-        if actual != output_bytes {
-            findings.push(FindingKind::OutputBytesMismatch {
-                output_bytes,
-                actual,
+        if let Some(status) = status.filter(|status| !known_status(status)) {
+            findings.push(FindingKind::UnknownStatus {
+                status: status.into(),
             });
         }
-        let location = Location {
-            surface: Surface::Trace,
-            line: event.line,
-            frame_id: None,
-        };
-        located(findings, &location, &mut out);
+        if let Some(output) = output {
+            check(
+                &Unit {
+                    text: output,
+                    label: &Label::Absent,
+                    surface_labels: false,
+                    kind,
+                    tool,
+                },
+                &mut findings,
+            );
+            let actual = u64::try_from(output.len()).unwrap_or(u64::MAX);
+            if actual != output_bytes {
+                findings.push(FindingKind::OutputBytesMismatch {
+                    output_bytes,
+                    actual,
+                });
+            }
+        }
+        located(
+            findings,
+            &at(Surface::Trace, event.line, None, None),
+            &mut out,
+        );
     }
-    out
+    with_unreadable(trace, Surface::Trace, out)
 }

@@ -1,0 +1,404 @@
+//! What a unit of a surface is: the rules that decide whether it must be fenced, and the
+//! context they draw on.
+
+use alloc::collections::{BTreeMap, BTreeSet};
+use alloc::string::String;
+
+use super::artifact::ParsedArtifact;
+use super::record::{ParsedMessage, Part, RecordReport};
+use super::sse::StreamReport;
+use super::trace::ParsedToolCall;
+use crate::content::Exemption;
+
+/// What a unit of a surface is, which decides whether it must be fenced.
+///
+/// ```
+/// use fence_runtime::surfaces::ResultKind;
+/// use fence_runtime::Exemption;
+///
+/// assert_eq!(ResultKind::HookArtifact.exemption(), Some(Exemption::HookArtifact));
+/// assert_eq!(ResultKind::ToolResult.exemption(), None);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ResultKind {
+    /// The result of a call that reached a tool: must be fenced, under `tool:<its name>`.
+    ToolResult,
+    /// A declared skill's `skill.md`: never fenced.
+    SkillResult,
+    /// A hook artifact: never fenced.
+    HookArtifact,
+    /// A failed call to a name that is neither a declared tool nor a declared skill: it never
+    /// reached a tool, and is never fenced.
+    DispatchFailure,
+    /// A failed call with no evidence that it ran: a tool that failed (fenced) or a refusal or
+    /// dispatch failure (unfenced). Either is accepted.
+    FailedCall,
+    /// The model's own text (an `assistant` line): never fenced.
+    ModelText,
+    /// A task payload (a `user` line): one valid block when untrusted, the trusted-task
+    /// exemption (plain text) when trusted; anything between the two is a finding.
+    Task,
+    /// Not checked for a fence: a `system` or `developer` line, or a role the verifier does not
+    /// know.
+    NotAResult,
+}
+
+impl ResultKind {
+    /// The exemption a never-fenced kind falls under.
+    ///
+    /// ```
+    /// use fence_runtime::surfaces::ResultKind;
+    /// use fence_runtime::Exemption;
+    ///
+    /// assert_eq!(ResultKind::SkillResult.exemption(), Some(Exemption::SkillDoc));
+    /// assert_eq!(ResultKind::ModelText.exemption(), Some(Exemption::ModelText));
+    /// assert_eq!(ResultKind::FailedCall.exemption(), None);
+    /// ```
+    pub fn exemption(self) -> Option<Exemption> {
+        match self {
+            ResultKind::SkillResult => Some(Exemption::SkillDoc),
+            ResultKind::HookArtifact => Some(Exemption::HookArtifact),
+            ResultKind::DispatchFailure => Some(Exemption::DispatchFailure),
+            ResultKind::ModelText => Some(Exemption::ModelText),
+            ResultKind::ToolResult
+            | ResultKind::FailedCall
+            | ResultKind::Task
+            | ResultKind::NotAResult => None,
+        }
+    }
+
+    /// Whether the kind is a call's result that a tool produced, or may have: its fence must
+    /// then be the tool's own.
+    pub(crate) fn may_be_tool_output(self) -> bool {
+        matches!(self, ResultKind::ToolResult | ResultKind::FailedCall)
+    }
+}
+
+/// The roles of a record line the verifier knows.
+pub(crate) const KNOWN_ROLES: [&str; 6] = [
+    "user",
+    "assistant",
+    "tool",
+    "function",
+    "system",
+    "developer",
+];
+
+/// What the verifier knows about the capsule beyond the surfaces themselves: its declared skills,
+/// its declared tools, and which tool or skill each call id went to.
+///
+/// Without context, every successful call is a tool result (so a skill's result is reported as
+/// unfenced) and no failed call is known to be a dispatch failure. See the
+/// [module docs](super#classifying-a-unit) for the rules.
+///
+/// ```
+/// use fence_runtime::surfaces::{read_frame, ResultKind, VerifyContext};
+///
+/// let context = VerifyContext::new().with_skills(["triage"]).with_tools(["bash", "web-fetch"]);
+/// let skill = read_frame(r#"{"artifact":{"tool_name":"triage","content":"Triage notes","tool_call_id":"c1","is_error":false,"duration_ms":1}}"#)?;
+/// assert_eq!(context.classify_frame(&skill.artifact), ResultKind::SkillResult);
+/// let failure = read_frame(r#"{"artifact":{"tool_name":"nope","content":"not declared","tool_call_id":"c2","is_error":true,"duration_ms":0}}"#)?;
+/// assert_eq!(context.classify_frame(&failure.artifact), ResultKind::DispatchFailure);
+/// # Ok::<(), fence_runtime::surfaces::ReadError>(())
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct VerifyContext {
+    skills: BTreeSet<String>,
+    tools: Option<BTreeSet<String>>,
+    calls: BTreeMap<String, String>,
+}
+
+impl VerifyContext {
+    /// A context that knows nothing about the capsule.
+    ///
+    /// ```
+    /// let context = fence_runtime::surfaces::VerifyContext::new();
+    /// assert!(!context.is_skill("triage"));
+    /// ```
+    pub fn new() -> VerifyContext {
+        VerifyContext::default()
+    }
+
+    /// Declares skills: their results are never fenced.
+    ///
+    /// ```
+    /// let context = fence_runtime::surfaces::VerifyContext::new().with_skills(["triage"]);
+    /// assert!(context.is_skill("triage"));
+    /// ```
+    #[must_use]
+    pub fn with_skills<I, S>(mut self, skills: I) -> VerifyContext
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.skills.extend(skills.into_iter().map(Into::into));
+        self
+    }
+
+    /// Declares the capsule's tools (the manifest allowlist, plus any tools of the runtime's
+    /// own). A failed call to a name that is neither a declared tool nor a declared skill never
+    /// reached a tool. Without this, no call is known to be a dispatch failure.
+    ///
+    /// ```
+    /// let context = fence_runtime::surfaces::VerifyContext::new().with_tools(["bash"]);
+    /// assert!(context.is_undeclared("no-such-tool"));
+    /// assert!(!context.is_undeclared("bash"));
+    /// ```
+    #[must_use]
+    pub fn with_tools<I, S>(mut self, tools: I) -> VerifyContext
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.tools
+            .get_or_insert_with(BTreeSet::new)
+            .extend(tools.into_iter().map(Into::into));
+        self
+    }
+
+    /// Records that call `tool_call_id` went to `name`, so a record's `tool` line answering it
+    /// can be classified, and its fence checked against the tool's source.
+    ///
+    /// ```
+    /// let context = fence_runtime::surfaces::VerifyContext::new().with_call("toolu_1", "triage");
+    /// assert_eq!(context.call_name("toolu_1"), Some("triage"));
+    /// ```
+    #[must_use]
+    pub fn with_call(
+        mut self,
+        tool_call_id: impl Into<String>,
+        name: impl Into<String>,
+    ) -> VerifyContext {
+        self.calls.insert(tool_call_id.into(), name.into());
+        self
+    }
+
+    /// Learns which tool or skill each call went to from an artifact stream's frames.
+    ///
+    /// ```
+    /// use fence_runtime::surfaces::{read_sse, VerifyContext};
+    ///
+    /// let stream = read_sse(b"event: artifact\ndata: {\"artifact\":{\"tool_name\":\"bash\",\"content\":\"\",\"tool_call_id\":\"c1\"}}\n\n");
+    /// let mut context = VerifyContext::new();
+    /// context.learn_calls_from_stream(&stream);
+    /// assert_eq!(context.call_name("c1"), Some("bash"));
+    /// ```
+    pub fn learn_calls_from_stream(&mut self, stream: &StreamReport) {
+        for item in &stream.items {
+            let artifact = &item.value.frame.artifact;
+            if let (Some(id), Some(name)) = (artifact.tool_call_id.value(), &artifact.tool_name) {
+                self.calls.insert(id.clone(), name.clone());
+            }
+        }
+    }
+
+    /// Learns which tool or skill each call went to from a record's call parts (`tool_use`,
+    /// `function_call`). [`verify_record`](super::verify_record) does this by itself.
+    ///
+    /// ```
+    /// use fence_runtime::surfaces::{read_record, VerifyContext};
+    ///
+    /// let record = read_record(br#"{"role":"assistant","content":[{"type":"tool_use","id":"c1","name":"triage","input":{}}]}"#);
+    /// let mut context = VerifyContext::new();
+    /// context.learn_calls_from_record(&record);
+    /// assert_eq!(context.call_name("c1"), Some("triage"));
+    /// ```
+    pub fn learn_calls_from_record(&mut self, record: &RecordReport) {
+        for part in record.items.iter().flat_map(|line| &line.value.content) {
+            if let Part::ToolUse { id, name } = part {
+                self.calls.insert(id.clone(), name.clone());
+            }
+        }
+    }
+
+    /// Whether `name` is a declared skill.
+    ///
+    /// ```
+    /// assert!(!fence_runtime::surfaces::VerifyContext::new().is_skill("x"));
+    /// ```
+    pub fn is_skill(&self, name: &str) -> bool {
+        self.skills.contains(name)
+    }
+
+    /// Whether the tools are declared and `name` is neither one of them nor a declared skill.
+    ///
+    /// ```
+    /// assert!(!fence_runtime::surfaces::VerifyContext::new().is_undeclared("x"));
+    /// ```
+    pub fn is_undeclared(&self, name: &str) -> bool {
+        self.tools
+            .as_ref()
+            .is_some_and(|tools| !tools.contains(name) && !self.is_skill(name))
+    }
+
+    /// The tool or skill a call went to, when known.
+    ///
+    /// ```
+    /// assert_eq!(fence_runtime::surfaces::VerifyContext::new().call_name("c"), None);
+    /// ```
+    pub fn call_name(&self, tool_call_id: &str) -> Option<&str> {
+        self.calls.get(tool_call_id).map(String::as_str)
+    }
+
+    /// Classifies an artifact frame. In order: a hook artifact has `tool_call_id` and
+    /// `duration_ms` both `null`, `exit_code` `null` and `is_error` `false` (all four; a frame
+    /// with only some of them is not one); a declared skill's name is a skill result; a non-null
+    /// `exit_code` (a subprocess ran) or an `is_error` that is not `true` is a tool result; a
+    /// failed call to an undeclared name is a dispatch failure; any other failed call is a
+    /// [`ResultKind::FailedCall`].
+    ///
+    /// ```
+    /// use fence_runtime::surfaces::{read_frame, ResultKind, VerifyContext};
+    ///
+    /// let hook = read_frame(r#"{"artifact":{"tool_name":"lint","content":"ok","tool_call_id":null,"is_error":false,"duration_ms":null,"exit_code":null}}"#)?;
+    /// assert_eq!(VerifyContext::new().classify_frame(&hook.artifact), ResultKind::HookArtifact);
+    /// let ran = read_frame(r#"{"artifact":{"tool_name":"bash","content":"x","tool_call_id":null,"is_error":false,"duration_ms":null,"exit_code":0}}"#)?;
+    /// assert_eq!(VerifyContext::new().classify_frame(&ran.artifact), ResultKind::ToolResult);
+    /// # Ok::<(), fence_runtime::surfaces::ReadError>(())
+    /// ```
+    pub fn classify_frame(&self, artifact: &ParsedArtifact) -> ResultKind {
+        let name = artifact.tool_name.as_deref();
+        if has_hook_ids(artifact)
+            && artifact.exit_code.is_none()
+            && artifact.is_error == Some(false)
+        {
+            ResultKind::HookArtifact
+        } else if name.is_some_and(|name| self.is_skill(name)) {
+            ResultKind::SkillResult
+        } else if artifact.exit_code.is_some() {
+            ResultKind::ToolResult
+        } else {
+            self.call_result(name, artifact.is_error)
+        }
+    }
+
+    /// Classifies a record line's own text (its text parts). A `tool` (or legacy `function`)
+    /// line answering a call to a declared skill is a skill result; one whose `is_error` is not
+    /// `true` is a tool result; a failed call to an undeclared name is a dispatch failure; any
+    /// other failed call is a [`ResultKind::FailedCall`]. An `assistant` line is the model's own
+    /// text, a `user` line a task; any other role is not checked. The call's name comes from the
+    /// context (see [`with_call`](Self::with_call)), else from the line's `name`.
+    ///
+    /// ```
+    /// use fence_runtime::surfaces::{read_record, ResultKind, VerifyContext};
+    ///
+    /// let record = read_record(br#"{"role":"tool","tool_call_id":"c1","is_error":false,"content":[]}"#);
+    /// let context = VerifyContext::new().with_skills(["triage"]).with_call("c1", "triage");
+    /// assert_eq!(context.classify_message(&record.items[0].value), ResultKind::SkillResult);
+    /// assert_eq!(VerifyContext::new().classify_message(&record.items[0].value), ResultKind::ToolResult);
+    /// ```
+    pub fn classify_message(&self, message: &ParsedMessage) -> ResultKind {
+        match message.role.as_str() {
+            "tool" | "function" => self.call_result(self.line_call(message), message.is_error),
+            "assistant" => ResultKind::ModelText,
+            "user" => ResultKind::Task,
+            _ => ResultKind::NotAResult,
+        }
+    }
+
+    /// Classifies a tool result carried as a part of `message` (a `tool_result` or
+    /// `function_call_output` part) by the same rules as a `tool` line; on a `tool` line, a
+    /// part with no call id or no `is_error` of its own takes the line's. Any other part is
+    /// [`ResultKind::NotAResult`].
+    ///
+    /// ```
+    /// use fence_runtime::surfaces::{read_record, ResultKind, VerifyContext};
+    ///
+    /// let record = read_record(br#"{"role":"user","content":[{"type":"tool_result","tool_use_id":"c1","content":"x"},{"type":"text","text":"y"}]}"#);
+    /// let line = &record.items[0].value;
+    /// assert_eq!(VerifyContext::new().classify_part(line, &line.content[0]), ResultKind::ToolResult);
+    /// assert_eq!(VerifyContext::new().classify_part(line, &line.content[1]), ResultKind::NotAResult);
+    /// ```
+    pub fn classify_part(&self, message: &ParsedMessage, part: &Part) -> ResultKind {
+        match part {
+            Part::ToolResult { is_error, .. } => {
+                let is_error = is_error.or(if is_tool_line(message) {
+                    message.is_error
+                } else {
+                    None
+                });
+                self.call_result(self.part_call(message, part), is_error)
+            }
+            _ => ResultKind::NotAResult,
+        }
+    }
+
+    /// Classifies a `tool_call` trace event: a declared skill's name is a skill result; status
+    /// `error` is a failed call — a dispatch failure when the name is undeclared, else a
+    /// [`ResultKind::FailedCall`]; any other status, `ok` or one the verifier does not know, is a
+    /// tool result.
+    ///
+    /// ```
+    /// use fence_runtime::surfaces::{read_trace, ParsedEvent, ResultKind, VerifyContext};
+    ///
+    /// let trace = read_trace(br#"{"event_type":"tool_call","tool_name":"x","output_bytes":0,"status":"error"}"#);
+    /// let ParsedEvent::ToolCall(call) = &trace.items[0].value else { panic!() };
+    /// assert_eq!(VerifyContext::new().with_tools(["bash"]).classify_tool_call(call), ResultKind::DispatchFailure);
+    /// assert_eq!(VerifyContext::new().classify_tool_call(call), ResultKind::FailedCall);
+    /// ```
+    pub fn classify_tool_call(&self, call: &ParsedToolCall) -> ResultKind {
+        if self.is_skill(&call.tool_name) {
+            ResultKind::SkillResult
+        } else if call.status == "error" {
+            self.failed_call(Some(&call.tool_name))
+        } else {
+            ResultKind::ToolResult
+        }
+    }
+
+    /// The name of the tool or skill a `tool` line answers: from the context, else the line's
+    /// own `name`.
+    pub(crate) fn line_call<'a>(&'a self, message: &'a ParsedMessage) -> Option<&'a str> {
+        message
+            .tool_call_id
+            .as_deref()
+            .and_then(|id| self.call_name(id))
+            .or(message.name.as_deref())
+    }
+
+    /// The name of the tool or skill a tool result part answers.
+    pub(crate) fn part_call<'a>(
+        &'a self,
+        message: &'a ParsedMessage,
+        part: &'a Part,
+    ) -> Option<&'a str> {
+        let Part::ToolResult { tool_call_id, .. } = part else {
+            return None;
+        };
+        match tool_call_id {
+            Some(id) => self.call_name(id),
+            None if is_tool_line(message) => self.line_call(message),
+            None => None,
+        }
+    }
+
+    fn call_result(&self, name: Option<&str>, is_error: Option<bool>) -> ResultKind {
+        if name.is_some_and(|name| self.is_skill(name)) {
+            ResultKind::SkillResult
+        } else if is_error != Some(true) {
+            ResultKind::ToolResult
+        } else {
+            self.failed_call(name)
+        }
+    }
+
+    fn failed_call(&self, name: Option<&str>) -> ResultKind {
+        if name.is_some_and(|name| self.is_undeclared(name)) {
+            ResultKind::DispatchFailure
+        } else {
+            ResultKind::FailedCall
+        }
+    }
+}
+
+/// Whether a frame's `tool_call_id` and `duration_ms` are both `null`, as on a hook artifact
+/// (absent is not `null`: a frame from an older runtime says nothing about hooks).
+pub(crate) fn has_hook_ids(artifact: &ParsedArtifact) -> bool {
+    artifact.tool_call_id.is_null() && artifact.duration_ms.is_null()
+}
+
+/// Whether a record line is a tool's result as a whole.
+pub(crate) fn is_tool_line(message: &ParsedMessage) -> bool {
+    matches!(message.role.as_str(), "tool" | "function")
+}
