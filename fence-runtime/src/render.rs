@@ -320,7 +320,7 @@ impl<'a> ContentWriter<'a> {
         }
     }
 
-    /// A writer that passes content through as it is, for a trusted task's payload.
+    /// A writer that collects a trusted task's payload unfenced; the caller neutralises it.
     pub(crate) fn unfenced(out: &'a mut Vec<u8>) -> ContentWriter<'a> {
         ContentWriter {
             sink: Sink::Unfenced(out),
