@@ -214,6 +214,7 @@ mod source;
 mod stream;
 #[cfg(feature = "serde")]
 pub mod surfaces;
+mod truncated;
 mod trust;
 #[cfg(feature = "std")]
 mod writer;
@@ -227,7 +228,7 @@ pub mod __private;
 pub use crate::async_writer::AsyncFenceWriter;
 pub use crate::buffer::FenceBuffer;
 #[cfg(feature = "tokio")]
-pub use crate::child::fence_child_stdout;
+pub use crate::child::{ChildOutputError, fence_child_stdout};
 pub use crate::content::{Exemption, ModelContent, ToolOutput};
 pub use crate::fence::{FencedBlock, fence};
 pub use crate::neutralise::{NEUTRALISED_INFIX, neutralise, neutralise_bytes};
@@ -235,9 +236,10 @@ pub use crate::parse::{Block, ParseError, fence_source_of, parse};
 pub use crate::render::{ContentWriter, Fenced, FencedTask, RenderError};
 pub use crate::source::{Source, SourceKind, sanitise_source_name};
 pub use crate::stream::Neutraliser;
+pub use crate::truncated::TRUNCATION_NOTICE;
 pub use crate::trust::{TaskOrigin, TaskProvenance, TrustClass, UnknownWireValue};
 #[cfg(feature = "std")]
-pub use crate::writer::FenceWriter;
+pub use crate::writer::{FenceWriter, FinishError};
 
 /// Derives [`Fenced`](trait@Fenced) for a payload type: how it renders as fenced content, and,
 /// for a task payload, where it came from.
