@@ -31,7 +31,8 @@ fn could_begin_marker(tail: &[u8]) -> bool {
 fn must_hold(seen: &[u8]) -> &[u8] {
     if let Some(last) = seen.utf8_chunks().last() {
         let invalid = last.invalid();
-        let incomplete = matches!(std::str::from_utf8(invalid), Err(err) if err.error_len().is_none());
+        let incomplete =
+            matches!(std::str::from_utf8(invalid), Err(err) if err.error_len().is_none());
         if !invalid.is_empty() && incomplete {
             return &seen[seen.len() - invalid.len()..];
         }
