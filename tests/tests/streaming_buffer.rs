@@ -226,3 +226,28 @@ fn the_reference_for_what_must_be_held_is_not_vacuous() {
     assert_eq!(must_hold(b"\xf0\x9f!"), b"");
     assert_eq!(must_hold(b"</untrusted-content"), b"");
 }
+
+/// `is_truncated` reads what the writers write: the notice on a line of its own at the very end
+/// of the content. Content that spells it there says it is truncated, and a reader takes it at
+/// its word: that makes a whole block look cut short, never the other way round.
+#[test]
+fn is_truncated_reads_the_notice_on_its_own_last_line() {
+    let notice = fence_runtime::TRUNCATION_NOTICE;
+    let empty = FenceBuffer::new(&Source::tool("t")).into_truncated_block();
+    assert_eq!(empty.content(), format!("\n{notice}"));
+    let cases = [
+        (format!("rows\n{notice}"), true),
+        (format!("\n{notice}"), true),
+        (format!("rows{notice}"), false),
+        (notice.to_owned(), false),
+        (format!("rows\n{notice}\n"), false),
+        (format!("rows\n{notice} and more"), false),
+        ("rows".to_owned(), false),
+    ];
+    for (content, truncated) in cases {
+        let block = fence(&Source::tool("t"), &content);
+        let read = parse(block.as_str()).unwrap();
+        assert_eq!(read.is_truncated(), truncated, "{content:?}");
+    }
+    assert!(parse(empty.as_str()).unwrap().is_truncated());
+}
