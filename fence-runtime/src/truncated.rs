@@ -5,10 +5,10 @@ use alloc::string::String;
 use crate::fence::TAIL;
 
 /// The line a fencing writer adds, inside the block, after content that was cut short: a
-/// [`FenceWriter`](crate::FenceWriter) or [`AsyncFenceWriter`](crate::AsyncFenceWriter) dropped
+/// [`FenceWriter`](crate::FenceWriter) or `AsyncFenceWriter` dropped
 /// before `finish` (an early `?`, a panic), `finish_truncated`,
 /// [`FenceBuffer::into_truncated_block`](crate::FenceBuffer::into_truncated_block), and
-/// [`fence_child_stdout`](crate::fence_child_stdout) for a child killed by a signal or a read
+/// `fence_child_stdout` for a child killed by a signal or a read
 /// that failed.
 ///
 /// It follows the content on a line of its own, before the separator and the closing marker, so

@@ -324,10 +324,7 @@ impl<W: Write> FenceWriter<W> {
     fn close_with(mut self, end: End) -> Result<W, FinishError<FenceWriter<W>>> {
         match self.close(end) {
             Ok(()) => Ok(self.take_inner()),
-            Err(error) => Err(FinishError {
-                error,
-                writer: self,
-            }),
+            Err(error) => Err(FinishError::new(error, self)),
         }
     }
 
@@ -493,7 +490,7 @@ impl<W: Write> Drop for FenceWriter<W> {
 /// succeeds, the block has no closing marker.
 ///
 /// `T` is the fencing writer: [`FenceWriter`], or the `tokio` feature's
-/// [`AsyncFenceWriter`](crate::AsyncFenceWriter). `?` turns it into the [`io::Error`] it holds,
+/// `AsyncFenceWriter`. `?` turns it into the [`io::Error`] it holds,
 /// dropping the writer.
 ///
 /// ```
