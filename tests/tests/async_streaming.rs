@@ -402,6 +402,50 @@ async fn finish_truncated_closes_the_block_as_cut_short() {
     assert!(parse(&inner.text()).unwrap().is_truncated());
 }
 
+/// A `finish` cancelled part way (a timeout, a `select!`) had queued the end of a whole block:
+/// the drop that follows writes the rest of it, without the notice.
+#[tokio::test]
+async fn a_cancelled_finish_is_completed_by_drop_without_the_notice() {
+    let inner = Shared::default();
+    let mut writer = AsyncFenceWriter::new(Pending(inner.clone(), true), &Source::tool("t"));
+    writer.write_all(b"all of it").await.unwrap();
+    let mut finish = Box::pin(writer.finish());
+    let mut cx = Context::from_waker(Waker::noop());
+    assert!(finish.as_mut().poll(&mut cx).is_pending());
+    assert_eq!(inner.text(), "<untrusted-content source=tool:t>\nall of it");
+    drop(finish);
+    assert_eq!(
+        inner.text(),
+        fence(&Source::tool("t"), "all of it").as_str()
+    );
+}
+
+/// A `Shared` writer that is pending, once, on the write that ends the block.
+#[derive(Debug)]
+struct Pending(Shared, bool);
+
+impl AsyncWrite for Pending {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        if self.1 && buf.ends_with(b"</untrusted-content>") {
+            self.1 = false;
+            return Poll::Pending;
+        }
+        Pin::new(&mut self.0).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.0).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.0).poll_shutdown(cx)
+    }
+}
+
 #[test]
 fn drop_outside_a_tokio_runtime_writes_nothing() {
     let inner = Shared::default();
