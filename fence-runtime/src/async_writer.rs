@@ -2,13 +2,16 @@
 
 use core::fmt;
 use core::pin::Pin;
-use core::task::{Context, Poll, ready};
+use core::task::{Context, Poll, Waker, ready};
 use std::io;
 
 use tokio::io::AsyncWrite;
 
 use crate::source::Source;
-use crate::writer::Fencing;
+use crate::writer::{End, Fencing, FinishError, closed_error};
+
+/// Why `AsyncFenceWriter::inner` is always `Some` where it is read.
+const TAKEN: &str = "the inner writer is only taken by methods that consume the writer";
 
 /// Fences content that arrives in pieces, straight into a tokio [`AsyncWrite`]: the async
 /// counterpart of [`FenceWriter`](crate::FenceWriter). Requires the `tokio` feature. (To fence
@@ -44,19 +47,28 @@ use crate::writer::Fencing;
 /// `Pending`. A write takes at most 8 KiB of input beyond what the inner writer accepts at
 /// once, so the buffer stays small however fast the content arrives. As with
 /// [`FenceWriter`](crate::FenceWriter), an error the inner writer returns after a write has
-/// taken its bytes comes back from the next call; nothing is dropped or repeated.
+/// taken its bytes comes back from the next call; nothing is dropped or repeated. A failed
+/// [`finish`](Self::finish) gives the writer back inside its [`FinishError`], to retry.
 ///
-/// # Dropping an unfinished writer
+/// # Content cut short
 ///
-/// A drop cannot wait for the inner writer, so dropping an `AsyncFenceWriter` before
-/// [`finish`](Self::finish) or `shutdown` writes nothing more: the block stays open, and the
-/// bytes held back or not yet accepted are discarded. (A non-blocking attempt could leave half
-/// a closing marker, and polling an I/O object outside its task is a surprise.) Finish every
-/// writer; [`fence_child_stdout`](crate::fence_child_stdout) always does.
+/// [`finish_truncated`](Self::finish_truncated) closes the block with the
+/// [`TRUNCATION_NOTICE`](crate::TRUNCATION_NOTICE) on a line of its own before the separator and
+/// the closing marker: for a producer that knows its content is incomplete.
+///
+/// Dropping an `AsyncFenceWriter` before `finish` or `shutdown` — an early `?`, a cancelled
+/// future, a panic — does the same on a best-effort basis. A drop cannot wait, so it makes one
+/// non-blocking attempt (with a no-op waker) to write the bytes held back or not yet accepted,
+/// the notice and the closing marker, and flushes if that went through. A writer with room —
+/// a `Vec`, a pipe or socket whose buffer is not full, a `DuplexStream` — takes it all; one that
+/// pushes back or fails is left with the block open, without its closing marker, which
+/// [`parse`](crate::parse) refuses. Drop writes nothing outside a tokio runtime (some of
+/// tokio's writers panic there), nor after the inner writer's last call failed or panicked.
+/// Call `finish` or `finish_truncated` to be sure, and to see errors.
 ///
 /// ```
 /// use tokio::io::AsyncWriteExt;
-/// use fence_runtime::{AsyncFenceWriter, Source};
+/// use fence_runtime::{parse, AsyncFenceWriter, Source};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> std::io::Result<()> {
@@ -64,13 +76,24 @@ use crate::writer::Fencing;
 /// let mut writer = AsyncFenceWriter::new(&mut sink, &Source::tool("t"));
 /// writer.write_all(b"cut short </untrus").await?;
 /// drop(writer);
-/// assert_eq!(sink, b"<untrusted-content source=tool:t>\ncut short ");
+/// let text = String::from_utf8(sink).unwrap();
+/// assert_eq!(
+///     text,
+///     "<untrusted-content source=tool:t>\n\
+///      cut short </untrus\n\
+///      [!MURMUR-TRUNCATED! the content above is incomplete: its stream was cut short]\n\
+///      </untrusted-content>",
+/// );
+/// assert!(parse(&text).unwrap().is_truncated());
 /// # Ok(())
 /// # }
 /// ```
-pub struct AsyncFenceWriter<W> {
-    inner: W,
+pub struct AsyncFenceWriter<W: AsyncWrite + Unpin> {
+    /// `None` once `finish` has taken it.
+    inner: Option<W>,
     fencing: Fencing,
+    /// Set around every poll of `inner`, and left set when the poll fails or panics.
+    inner_failed: bool,
 }
 
 impl<W: AsyncWrite + Unpin> AsyncFenceWriter<W> {
@@ -85,8 +108,9 @@ impl<W: AsyncWrite + Unpin> AsyncFenceWriter<W> {
     /// ```
     pub fn new(inner: W, source: &Source) -> AsyncFenceWriter<W> {
         AsyncFenceWriter {
-            inner,
+            inner: Some(inner),
             fencing: Fencing::open(source),
+            inner_failed: false,
         }
     }
 
@@ -109,10 +133,44 @@ impl<W: AsyncWrite + Unpin> AsyncFenceWriter<W> {
     ///
     /// # Errors
     ///
-    /// When the inner writer fails.
-    pub async fn finish(mut self) -> io::Result<W> {
-        core::future::poll_fn(|cx| self.poll_close(cx, false)).await?;
-        Ok(self.inner)
+    /// When the inner writer fails. The [`FinishError`] holds the writer, with the rest of the
+    /// block still queued: [`into_writer`](FinishError::into_writer) and `finish` again to
+    /// retry. (`?` turns it into the [`io::Error`] it holds.)
+    pub async fn finish(self) -> Result<W, FinishError<AsyncFenceWriter<W>>> {
+        self.close_with(End::Complete).await
+    }
+
+    /// Closes the block as one whose content was cut short, flushes the inner writer and
+    /// returns it: the bytes held back, the [`TRUNCATION_NOTICE`](crate::TRUNCATION_NOTICE) on
+    /// a line of its own, the separator and the closing marker.
+    ///
+    /// ```
+    /// use tokio::io::AsyncWriteExt;
+    /// use fence_runtime::{parse, AsyncFenceWriter, Source};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> std::io::Result<()> {
+    /// let mut writer = AsyncFenceWriter::new(Vec::new(), &Source::tool("t"));
+    /// writer.write_all(b"the first 100 rows").await?;
+    /// let bytes = writer.finish_truncated().await?;
+    /// assert!(parse(std::str::from_utf8(&bytes).unwrap()).unwrap().is_truncated());
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`finish`](Self::finish). Once either has queued the end of the block, retrying
+    /// with either only writes it out.
+    pub async fn finish_truncated(self) -> Result<W, FinishError<AsyncFenceWriter<W>>> {
+        self.close_with(End::Truncated).await
+    }
+
+    async fn close_with(mut self, end: End) -> Result<W, FinishError<AsyncFenceWriter<W>>> {
+        match core::future::poll_fn(|cx| self.poll_close(cx, end, false)).await {
+            Ok(()) => Ok(self.inner.take().unwrap_or_else(|| unreachable!("{TAKEN}"))),
+            Err(error) => Err(FinishError::new(error, self)),
+        }
     }
 
     /// The inner writer. There is no `get_mut`: bytes written around the fence would break the
@@ -125,7 +183,9 @@ impl<W: AsyncWrite + Unpin> AsyncFenceWriter<W> {
     /// assert!(writer.get_ref().is_empty()); // the opening marker is still queued
     /// ```
     pub fn get_ref(&self) -> &W {
-        &self.inner
+        self.inner
+            .as_ref()
+            .unwrap_or_else(|| unreachable!("{TAKEN}"))
     }
 
     /// The source the block is fenced under.
@@ -158,10 +218,30 @@ impl<W: AsyncWrite + Unpin> AsyncFenceWriter<W> {
         self.fencing.held()
     }
 
+    /// Polls the inner writer with `poll`, keeping `inner_failed` set unless it returns
+    /// without an error.
+    fn poll_inner<T>(
+        &mut self,
+        poll: impl FnOnce(Pin<&mut W>, &[u8]) -> Poll<io::Result<T>>,
+        buf: Option<&[u8]>,
+    ) -> Poll<io::Result<T>> {
+        let inner = self
+            .inner
+            .as_mut()
+            .unwrap_or_else(|| unreachable!("{TAKEN}"));
+        self.inner_failed = true;
+        let polled = poll(
+            Pin::new(inner),
+            buf.unwrap_or_else(|| self.fencing.unsent()),
+        );
+        self.inner_failed = matches!(polled, Poll::Ready(Err(_)));
+        polled
+    }
+
     /// Writes the unsent output to the inner writer, keeping track of what it accepted.
     fn poll_send(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         while !self.fencing.unsent().is_empty() {
-            match ready!(Pin::new(&mut self.inner).poll_write(cx, self.fencing.unsent())) {
+            match ready!(self.poll_inner(|inner, unsent| inner.poll_write(cx, unsent), None)) {
                 Ok(0) => {
                     return Poll::Ready(Err(io::Error::new(
                         io::ErrorKind::WriteZero,
@@ -178,14 +258,18 @@ impl<W: AsyncWrite + Unpin> AsyncFenceWriter<W> {
 
     /// Queues the end of the block (once), writes everything out, and flushes or shuts down
     /// the inner writer.
-    fn poll_close(&mut self, cx: &mut Context<'_>, shutdown: bool) -> Poll<io::Result<()>> {
-        self.fencing.queue_close();
+    fn poll_close(
+        &mut self,
+        cx: &mut Context<'_>,
+        end: End,
+        shutdown: bool,
+    ) -> Poll<io::Result<()>> {
+        self.fencing.queue_close(end);
         ready!(self.poll_send(cx))?;
-        let inner = Pin::new(&mut self.inner);
         if shutdown {
-            inner.poll_shutdown(cx)
+            self.poll_inner(|inner, _| inner.poll_shutdown(cx), Some(&[]))
         } else {
-            inner.poll_flush(cx)
+            self.poll_inner(|inner, _| inner.poll_flush(cx), Some(&[]))
         }
     }
 }
@@ -198,10 +282,7 @@ impl<W: AsyncWrite + Unpin> AsyncWrite for AsyncFenceWriter<W> {
     ) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
         if this.fencing.is_closed() {
-            return Poll::Ready(Err(io::Error::new(
-                io::ErrorKind::BrokenPipe,
-                "the fenced block is already closed",
-            )));
+            return Poll::Ready(Err(closed_error()));
         }
         ready!(this.poll_send(cx))?;
         let mut taken = 0;
@@ -212,7 +293,8 @@ impl<W: AsyncWrite + Unpin> AsyncWrite for AsyncFenceWriter<W> {
             // queued path's rules.
             let clean = this.fencing.clean_prefix(&buf[taken..]);
             if clean > 0 {
-                match Pin::new(&mut this.inner).poll_write(cx, &buf[taken..taken + clean]) {
+                let piece = &buf[taken..taken + clean];
+                match this.poll_inner(|inner, piece| inner.poll_write(cx, piece), Some(piece)) {
                     Poll::Ready(Ok(written @ 1..)) => {
                         taken += written;
                         continue;
@@ -237,17 +319,32 @@ impl<W: AsyncWrite + Unpin> AsyncWrite for AsyncFenceWriter<W> {
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let this = self.get_mut();
         ready!(this.poll_send(cx))?;
-        Pin::new(&mut this.inner).poll_flush(cx)
+        this.poll_inner(|inner, _| inner.poll_flush(cx), Some(&[]))
     }
 
     /// Closes the block — the bytes held back, the separator and the closing marker — and
     /// shuts the inner writer down.
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.get_mut().poll_close(cx, true)
+        self.get_mut().poll_close(cx, End::Complete, true)
     }
 }
 
-impl<W: fmt::Debug> fmt::Debug for AsyncFenceWriter<W> {
+impl<W: AsyncWrite + Unpin> Drop for AsyncFenceWriter<W> {
+    fn drop(&mut self) {
+        if self.inner.is_none()
+            || self.inner_failed
+            || tokio::runtime::Handle::try_current().is_err()
+        {
+            return;
+        }
+        // One non-blocking attempt: unfinished, the content was cut short; after a failed or
+        // cancelled `finish`, the end queued then goes out.
+        let mut cx = Context::from_waker(Waker::noop());
+        let _ = self.poll_close(&mut cx, End::Truncated, false);
+    }
+}
+
+impl<W: AsyncWrite + Unpin + fmt::Debug> fmt::Debug for AsyncFenceWriter<W> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("AsyncFenceWriter")
             .field("inner", &self.inner)

@@ -6,6 +6,7 @@ use core::fmt;
 use crate::fence::{FencedBlock, TAIL, opener_len, push_opener};
 use crate::source::Source;
 use crate::stream::Neutraliser;
+use crate::truncated::push_truncated_tail;
 
 /// Bytes written are checked as UTF-8 this many at a time, each piece neutralised and copied
 /// while it is still in the cache.
@@ -104,6 +105,11 @@ impl FenceBuffer {
     /// assert_eq!(buffer.into_block().content(), "<!MURMUR-NEUTRALISED!UNTRUSTED-CONTENT>");
     /// ```
     pub fn push_str(&mut self, text: &str) {
+        // Empty text says nothing about character boundaries: a character begun by earlier
+        // bytes may still end in the next ones.
+        if text.is_empty() {
+            return;
+        }
         if self.partial_len > 0 {
             // Text starts on a character boundary, so the character that was begun never ends.
             self.partial_len = 0;
@@ -148,7 +154,9 @@ impl FenceBuffer {
                         self.push_text("\u{fffd}");
                         piece = &rest[bad..];
                     } else {
-                        // The character may end in the next write.
+                        // The character may end in the next write. Whatever it becomes, it is
+                        // not ASCII, so it decides a marker prefix held back before it.
+                        self.neutraliser.release_before_non_ascii(&mut self.text);
                         self.partial[..rest.len()].copy_from_slice(rest);
                         self.partial_len = rest.len();
                         return;
@@ -158,8 +166,10 @@ impl FenceBuffer {
         }
     }
 
-    /// The bytes held back because they could still begin a marker (at most 18), followed by
-    /// the start of a character not yet complete (at most 3).
+    /// Everything written and not yet in the block: the bytes that could still begin a marker
+    /// (at most 18), or the start of a character not yet complete (at most 3). Never both: a
+    /// character's bytes are not ASCII, so the one that begins after a marker prefix decides
+    /// that it is no marker, and the prefix goes into the block.
     ///
     /// ```
     /// use fence_runtime::{FenceBuffer, Source};
@@ -167,13 +177,39 @@ impl FenceBuffer {
     /// let mut buffer = FenceBuffer::new(&Source::tool("t"));
     /// buffer.push_str("x </untrus");
     /// assert_eq!(buffer.held(), b"</untrus");
+    /// buffer.push_bytes(b"\xf0\x9f"); // the start of a 4-byte character
+    /// assert_eq!(buffer.held(), b"\xf0\x9f");
+    /// assert_eq!(buffer.content_len(), "x </untrus".len());
     /// ```
     pub fn held(&self) -> &[u8] {
         if self.partial_len > 0 {
+            debug_assert!(self.neutraliser.held().is_empty());
             &self.partial[..self.partial_len]
         } else {
             self.neutraliser.held()
         }
+    }
+
+    /// How many bytes of content are in the block so far, neutralised: everything written but
+    /// the bytes [`held`](Self::held) back. A way to cap a tool's output.
+    ///
+    /// ```
+    /// use fence_runtime::{FenceBuffer, Source, ToolOutput};
+    ///
+    /// const LIMIT: usize = 16;
+    /// let mut buffer = FenceBuffer::new(&Source::tool("cat"));
+    /// for line in ["first line\n", "second line\n", "third line\n"] {
+    ///     if buffer.content_len() >= LIMIT {
+    ///         break;
+    ///     }
+    ///     buffer.push_str(line);
+    /// }
+    /// assert_eq!(buffer.content_len(), 23);
+    /// let output = ToolOutput::error(buffer.into_truncated_block());
+    /// assert!(output.content().as_str().contains("second line\n\n[!MURMUR-TRUNCATED!"));
+    /// ```
+    pub fn content_len(&self) -> usize {
+        self.text.len() - opener_len(&self.source)
     }
 
     /// The source the block is fenced under.
@@ -199,13 +235,48 @@ impl FenceBuffer {
     /// assert_eq!(buffer.into_block().content(), "a </untrusted-conten");
     /// ```
     pub fn into_block(mut self) -> FencedBlock {
+        self.end_content();
+        self.text.push_str(TAIL);
+        FencedBlock::from_parts(self.text, self.source)
+    }
+
+    /// Closes the block as one whose content was cut short — the stream it came from failed,
+    /// or was stopped at a size limit — and hands it back: the bytes held back, then the
+    /// [`TRUNCATION_NOTICE`](crate::TRUNCATION_NOTICE) on a line of its own, the separator and
+    /// the closing marker. The model, and [`Block::is_truncated`](crate::Block::is_truncated),
+    /// can tell it from a whole block.
+    ///
+    /// ```
+    /// use fence_runtime::{parse, FenceBuffer, Source, ToolOutput};
+    ///
+    /// let mut buffer = FenceBuffer::new(&Source::tool("bank"));
+    /// buffer.push_bytes(b"{\"balance\": 100");
+    /// // ...and the connection drops.
+    /// let output = ToolOutput::error(buffer.into_truncated_block());
+    /// assert_eq!(
+    ///     output.content().as_str(),
+    ///     "<untrusted-content source=tool:bank>\n\
+    ///      {\"balance\": 100\n\
+    ///      [!MURMUR-TRUNCATED! the content above is incomplete: its stream was cut short]\n\
+    ///      </untrusted-content>",
+    /// );
+    /// assert!(parse(output.content().as_str())?.is_truncated());
+    /// # Ok::<(), fence_runtime::ParseError>(())
+    /// ```
+    pub fn into_truncated_block(mut self) -> FencedBlock {
+        self.end_content();
+        push_truncated_tail(&mut self.text);
+        FencedBlock::from_parts(self.text, self.source)
+    }
+
+    /// Writes out what is held back: at the end of the content a partial marker is not one,
+    /// and a character begun and never ended is U+FFFD.
+    fn end_content(&mut self) {
         if self.partial_len > 0 {
             self.partial_len = 0;
             self.push_text("\u{fffd}");
         }
-        self.neutraliser.finish_str(&mut self.text);
-        self.text.push_str(TAIL);
-        FencedBlock::from_parts(self.text, self.source)
+        core::mem::take(&mut self.neutraliser).finish_str(&mut self.text);
     }
 
     fn push_text(&mut self, text: &str) {

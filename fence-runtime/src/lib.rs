@@ -52,11 +52,28 @@
 //!   split across chunks is joined back intact, and invalid sequences become U+FFFD.
 //! - `FenceWriter` (feature `std`) fences into any `std::io::Write` — a file, a socket, a pipe:
 //!   the opening marker when it is made, the content neutralised as it is written, the closing
-//!   marker at `finish`. Bytes pass through untouched (matching is ASCII). Dropping an
-//!   unfinished `FenceWriter` closes the block on a best-effort basis; `finish` reports errors.
-//!   With the `tokio` feature, `AsyncFenceWriter` does the same for a tokio `AsyncWrite`, and
-//!   `fence_child_stdout` fences a subprocess's stdout as it arrives and returns its
-//!   [`ToolOutput`], an error when the exit status is.
+//!   marker at `finish`. Bytes pass through untouched (matching is ASCII). A failed `finish`
+//!   gives the writer back in its `FinishError`, to retry. With the `tokio` feature,
+//!   `AsyncFenceWriter` does the same for a tokio `AsyncWrite`, and `fence_child_stdout` fences
+//!   a subprocess's stdout as it arrives and returns its [`ToolOutput`], an error when the exit
+//!   status is.
+//!
+//! Content cut short never passes for whole. A writer dropped before `finish` — a producer that
+//! returns early with `?`, a panic, a cancelled future — closes its block with
+//! [`TRUNCATION_NOTICE`] on a line of its own before the separator and the closing marker, as
+//! do `finish_truncated`, [`FenceBuffer::into_truncated_block`] (for a stream that failed, or a
+//! size limit) and `fence_child_stdout` for a child killed by a signal or a read that failed.
+//! The block stays grammatical, so nothing written after it looks fenced; its last line tells
+//! the model it is incomplete, and [`Block::is_truncated`] tells a reader. A block that could
+//! not be closed at all (the inner writer failed, an async drop found no room) has no closing
+//! marker, and [`parse`] refuses it.
+//!
+//! ```text
+//! <untrusted-content source=tool:bank>
+//! {"balance": 100
+//! [!MURMUR-TRUNCATED! the content above is incomplete: its stream was cut short]
+//! </untrusted-content>
+//! ```
 //!
 //! ```
 //! use fence_runtime::{FenceBuffer, Source, ToolOutput};
@@ -219,6 +236,7 @@ mod source;
 mod stream;
 #[cfg(feature = "serde")]
 pub mod surfaces;
+mod truncated;
 mod trust;
 #[cfg(feature = "std")]
 mod writer;
@@ -232,7 +250,7 @@ pub mod __private;
 pub use crate::async_writer::AsyncFenceWriter;
 pub use crate::buffer::FenceBuffer;
 #[cfg(feature = "tokio")]
-pub use crate::child::fence_child_stdout;
+pub use crate::child::{ChildOutputError, fence_child_stdout};
 pub use crate::content::{Exemption, ModelContent, ToolOutput};
 pub use crate::fence::{FencedBlock, fence};
 pub use crate::neutralise::{NEUTRALISED_INFIX, neutralise, neutralise_bytes};
@@ -240,9 +258,10 @@ pub use crate::parse::{Block, ParseError, fence_source_of, parse};
 pub use crate::render::{ContentWriter, Fenced, FencedTask, RenderError, fence_value};
 pub use crate::source::{ReservedSourceKind, Source, SourceKind, sanitise_source_name};
 pub use crate::stream::Neutraliser;
+pub use crate::truncated::TRUNCATION_NOTICE;
 pub use crate::trust::{TaskOrigin, TaskProvenance, TrustClass, UnknownWireValue};
 #[cfg(feature = "std")]
-pub use crate::writer::FenceWriter;
+pub use crate::writer::{FenceWriter, FinishError};
 
 /// Derives [`Fenced`](trait@Fenced) for a payload type: how it renders as fenced content, and,
 /// for a task payload, where it came from.

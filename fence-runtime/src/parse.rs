@@ -59,6 +59,31 @@ impl<'a> Block<'a> {
     pub fn content(&self) -> &'a str {
         self.content
     }
+
+    /// Whether the content ends with the [`TRUNCATION_NOTICE`](crate::TRUNCATION_NOTICE) on a
+    /// line of its own: the fencing writer that made the block was cut short (dropped before
+    /// `finish`, a child killed, a read that failed) and closed it as incomplete.
+    ///
+    /// Content can spell the notice too, so a block that says it is truncated may be whole;
+    /// but a block closed after its content was cut short always says so. (One cut short with
+    /// no chance to close — its writer's process died, or its inner writer failed — has no
+    /// closing marker, and [`parse`] refuses it.)
+    ///
+    /// ```
+    /// use fence_runtime::{fence, parse, FenceBuffer, Source};
+    ///
+    /// let mut buffer = FenceBuffer::new(&Source::tool("t"));
+    /// buffer.push_str("{\"balance\": 100");
+    /// let cut_short = buffer.into_truncated_block();
+    /// assert!(parse(cut_short.as_str())?.is_truncated());
+    ///
+    /// let whole = fence(&Source::tool("t"), "{\"balance\": 100}");
+    /// assert!(!parse(whole.as_str())?.is_truncated());
+    /// # Ok::<(), fence_runtime::ParseError>(())
+    /// ```
+    pub fn is_truncated(&self) -> bool {
+        crate::truncated::ends_truncated(self.content)
+    }
 }
 
 /// The rule of the grammar a message broke, from [`parse`].

@@ -170,6 +170,13 @@ impl Neutraliser {
         }
     }
 
+    /// Emits the bytes held back as they are, when the input goes on with a byte that is not
+    /// ASCII: a marker's bytes all are, so the held bytes begin no marker.
+    pub(crate) fn release_before_non_ascii(&mut self, out: &mut String) {
+        push_ascii(out, self.held());
+        self.held_len = 0;
+    }
+
     /// Writes the bytes still held back: at the end of the input a partial marker is not one.
     ///
     /// ```

@@ -8,6 +8,7 @@ use std::io::{self, Write};
 use crate::fence::{TAIL, opener_len, push_opener};
 use crate::source::Source;
 use crate::stream::Neutraliser;
+use crate::truncated::TRUNCATED_TAIL;
 
 /// Why `FenceWriter::inner` is always `Some` where it is read.
 const TAKEN: &str = "the inner writer is only taken by methods that consume the writer";
@@ -26,7 +27,8 @@ pub(crate) struct Fencing {
     /// Output for the inner writer; it has accepted `out[..sent]`.
     out: Vec<u8>,
     sent: usize,
-    /// Whether the held bytes, the separator and the closing marker are queued.
+    /// Whether the end of the block (the held bytes, the separator and the closing marker) is
+    /// queued.
     closed: bool,
     source: Source,
 }
@@ -78,17 +80,21 @@ impl Fencing {
         self.neutraliser.clean_prefix(&buf[..buf.len().min(PIECE)])
     }
 
-    /// Queues the held bytes, the separator and the closing marker, once.
-    pub(crate) fn queue_close(&mut self) {
+    /// Queues the end of the block, once: the held bytes, then — when the content was cut
+    /// short — the truncation notice on a line of its own, the separator and the closing
+    /// marker. Once it is queued, closing again only writes it out.
+    pub(crate) fn queue_close(&mut self, end: End) {
         if !self.closed {
             self.closed = true;
             core::mem::take(&mut self.neutraliser).finish(&mut self.out);
-            self.out.extend_from_slice(TAIL.as_bytes());
+            self.out.extend_from_slice(match end {
+                End::Complete => TAIL.as_bytes(),
+                End::Truncated => TRUNCATED_TAIL.as_bytes(),
+            });
         }
     }
 
-    /// Whether the closing marker is queued: nothing more may be written.
-    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
+    /// Whether the end of the block is queued: nothing more may be written.
     pub(crate) fn is_closed(&self) -> bool {
         self.closed
     }
@@ -100,6 +106,23 @@ impl Fencing {
     pub(crate) fn source(&self) -> &Source {
         &self.source
     }
+}
+
+/// How a block ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum End {
+    /// The content is whole.
+    Complete,
+    /// The content was cut short: the truncation notice follows it.
+    Truncated,
+}
+
+/// The error for a write after the end of the block was queued.
+pub(crate) fn closed_error() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::BrokenPipe,
+        "the fenced block is already closed: start a new fencing writer for more content",
+    )
 }
 
 /// Fences content that arrives in pieces, straight into any [`io::Write`].
@@ -136,25 +159,47 @@ impl Fencing {
 /// from the next call, as with [`std::io::BufWriter`]. Output the inner writer did not accept
 /// is kept and retried by the next call, never dropped or repeated.
 ///
-/// # Dropping an unfinished writer
+/// A failed [`finish`](Self::finish) gives the writer back inside its [`FinishError`], as
+/// [`std::io::IntoInnerError`] does, so it can be retried; until it succeeds the block is
+/// open. (`?` turns a `FinishError` into the [`io::Error`] it holds.)
 ///
-/// Dropping a `FenceWriter` without calling [`finish`](Self::finish) closes the block on a
-/// best-effort basis, as [`std::io::BufWriter`] flushes on drop: it writes the bytes held back,
-/// the separator and the closing marker and flushes, ignoring errors, so an opening marker
-/// never stands without its closing marker after a panic or an early `?`. The one exception:
-/// when the inner writer's last call failed or panicked, drop writes nothing more to it. Call
-/// `finish` to see errors.
+/// # Content cut short
+///
+/// Dropping a `FenceWriter` without calling [`finish`](Self::finish) — a producer that returns
+/// early with `?`, or panics — closes the block as **truncated**: it writes the bytes held back,
+/// the [`TRUNCATION_NOTICE`](crate::TRUNCATION_NOTICE) on a line of its own, the separator and
+/// the closing marker, and flushes, ignoring errors (as [`std::io::BufWriter`] flushes on
+/// drop). The block stays grammatical, so nothing written after it looks fenced, and its last
+/// line tells the model the content is incomplete; [`Block::is_truncated`](crate::Block::is_truncated)
+/// tells a reader. [`finish_truncated`](Self::finish_truncated) does the same and reports
+/// errors.
+///
+/// When the inner writer's last call failed or panicked, drop writes nothing more to it, and
+/// the block is left without its closing marker: [`parse`](crate::parse) refuses it.
 ///
 /// ```
-/// use std::io::Write;
-/// use fence_runtime::{FenceWriter, Source};
+/// use std::io::{self, Write};
+/// use fence_runtime::{parse, FenceWriter, Source};
+///
+/// fn balance(out: &mut impl Write) -> io::Result<()> {
+///     write!(out, "{{\"balance\": 100")?;
+///     Err(io::Error::other("the ledger went away")) // an early `?` in real code
+/// }
 ///
 /// let mut sink = Vec::new();
 /// {
-///     let mut writer = FenceWriter::new(&mut sink, &Source::tool("t"))?;
-///     writer.write_all(b"cut short <")?;
+///     let mut writer = FenceWriter::new(&mut sink, &Source::tool("bank"))?;
+///     assert!(balance(&mut writer).is_err());
 /// } // dropped unfinished
-/// assert_eq!(sink, b"<untrusted-content source=tool:t>\ncut short <\n</untrusted-content>");
+/// let text = String::from_utf8(sink).unwrap();
+/// assert_eq!(
+///     text,
+///     "<untrusted-content source=tool:bank>\n\
+///      {\"balance\": 100\n\
+///      [!MURMUR-TRUNCATED! the content above is incomplete: its stream was cut short]\n\
+///      </untrusted-content>",
+/// );
+/// assert!(parse(&text).unwrap().is_truncated());
 /// # Ok::<(), std::io::Error>(())
 /// ```
 ///
@@ -213,10 +258,74 @@ impl<W: Write> FenceWriter<W> {
     ///
     /// # Errors
     ///
-    /// When the inner writer fails; the writer is then dropped without writing anything more.
-    pub fn finish(mut self) -> io::Result<W> {
-        self.close()?;
-        Ok(self.take_inner())
+    /// When the inner writer fails. The [`FinishError`] holds the writer, with the rest of the
+    /// block still queued: [`into_writer`](FinishError::into_writer) and `finish` again to
+    /// retry. Dropped, it writes nothing more, and the block stays open.
+    ///
+    /// ```
+    /// use std::io::{self, Write};
+    /// use fence_runtime::{FenceWriter, Source};
+    ///
+    /// /// Fails the first `flush`, as a socket might for a moment.
+    /// #[derive(Debug)]
+    /// struct Hiccup { out: Vec<u8>, flushed: bool }
+    /// impl Write for Hiccup {
+    ///     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+    ///         self.out.extend_from_slice(buf);
+    ///         Ok(buf.len())
+    ///     }
+    ///     fn flush(&mut self) -> io::Result<()> {
+    ///         if std::mem::replace(&mut self.flushed, true) {
+    ///             Ok(())
+    ///         } else {
+    ///             Err(io::Error::other("try again"))
+    ///         }
+    ///     }
+    /// }
+    ///
+    /// let inner = Hiccup { out: Vec::new(), flushed: false };
+    /// let mut writer = FenceWriter::new(inner, &Source::tool("t"))?;
+    /// writer.write_all(b"all of it")?;
+    /// let err = writer.finish().unwrap_err();
+    /// assert_eq!(err.error().to_string(), "try again");
+    /// let inner = err.into_writer().finish()?;
+    /// assert_eq!(inner.out, b"<untrusted-content source=tool:t>\nall of it\n</untrusted-content>");
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn finish(self) -> Result<W, FinishError<FenceWriter<W>>> {
+        self.close_with(End::Complete)
+    }
+
+    /// Closes the block as one whose content was cut short, and returns the inner writer: the
+    /// bytes held back, the [`TRUNCATION_NOTICE`](crate::TRUNCATION_NOTICE) on a line of its own,
+    /// the separator and the closing marker, then a flush. What dropping an unfinished writer
+    /// does, with errors reported: for a producer that knows its content is incomplete.
+    ///
+    /// ```
+    /// use std::io::Write;
+    /// use fence_runtime::{parse, FenceWriter, Source};
+    ///
+    /// let mut writer = FenceWriter::new(Vec::new(), &Source::tool("t"))?;
+    /// writer.write_all(b"rows 1-100 of 5000")?;
+    /// let bytes = writer.finish_truncated()?;
+    /// let text = String::from_utf8(bytes).unwrap();
+    /// assert!(parse(&text).unwrap().is_truncated());
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`finish`](Self::finish). Once either has queued the end of the block, retrying
+    /// with either only writes it out.
+    pub fn finish_truncated(self) -> Result<W, FinishError<FenceWriter<W>>> {
+        self.close_with(End::Truncated)
+    }
+
+    fn close_with(mut self, end: End) -> Result<W, FinishError<FenceWriter<W>>> {
+        match self.close(end) {
+            Ok(()) => Ok(self.take_inner()),
+            Err(error) => Err(FinishError::new(error, self)),
+        }
     }
 
     /// The inner writer. There is no `get_mut`: bytes written around the fence would break the
@@ -324,15 +433,22 @@ impl<W: Write> FenceWriter<W> {
     }
 
     /// Queues the end of the block (once) and writes everything out.
-    fn close(&mut self) -> io::Result<()> {
-        self.fencing.queue_close();
+    fn close(&mut self, end: End) -> io::Result<()> {
+        self.fencing.queue_close(end);
         self.send()?;
         self.flush_inner()
     }
 }
 
 impl<W: Write> Write for FenceWriter<W> {
+    /// # Errors
+    ///
+    /// As the inner writer's, and after a failed [`finish`](FenceWriter::finish), whose
+    /// writer's block is closing: nothing more may be written.
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.fencing.is_closed() {
+            return Err(closed_error());
+        }
         self.send()?;
         let mut taken = 0;
         while taken < buf.len() {
@@ -362,9 +478,163 @@ impl<W: Write> Write for FenceWriter<W> {
 impl<W: Write> Drop for FenceWriter<W> {
     fn drop(&mut self) {
         if self.inner.is_some() && !self.inner_failed {
-            // Best effort, like `BufWriter`: `finish` is how to see errors.
-            let _ = self.close();
+            // Best effort, like `BufWriter`: `finish` is how to see errors. Unfinished, the
+            // content was cut short; after a failed `finish`, the end queued then goes out.
+            let _ = self.close(End::Truncated);
         }
+    }
+}
+
+/// A fencing writer's [`finish`](FenceWriter::finish) (or `finish_truncated`) failed: the
+/// error, and the writer, to retry with. Like [`std::io::IntoInnerError`]. Until a retry
+/// succeeds, the block has no closing marker.
+///
+/// `T` is the fencing writer: [`FenceWriter`], or the `tokio` feature's
+/// `AsyncFenceWriter`. `?` turns it into the [`io::Error`] it holds,
+/// dropping the writer.
+///
+/// ```
+/// use std::io::{self, Write};
+/// use fence_runtime::{FenceWriter, Source};
+///
+/// #[derive(Debug)]
+/// struct Unplugged;
+/// impl Write for Unplugged {
+///     fn write(&mut self, buf: &[u8]) -> io::Result<usize> { Ok(buf.len()) }
+///     fn flush(&mut self) -> io::Result<()> { Err(io::Error::other("unplugged")) }
+/// }
+///
+/// let err = FenceWriter::new(Unplugged, &Source::tool("t"))?.finish().unwrap_err();
+/// assert_eq!(
+///     err.to_string(),
+///     "could not close the fenced block, which is still open: unplugged \
+///      (`into_writer` gives back the writer to retry `finish` with)",
+/// );
+/// let err: io::Error = err.into(); // what `?` does
+/// assert_eq!(err.to_string(), "unplugged");
+/// # Ok::<(), std::io::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct FinishError<T> {
+    error: io::Error,
+    writer: T,
+}
+
+impl<T> FinishError<T> {
+    pub(crate) fn new(error: io::Error, writer: T) -> FinishError<T> {
+        FinishError { error, writer }
+    }
+
+    /// Why the block could not be closed.
+    ///
+    /// ```
+    /// # use std::io::{self, Write};
+    /// # #[derive(Debug)]
+    /// # struct Unplugged;
+    /// # impl Write for Unplugged {
+    /// #     fn write(&mut self, buf: &[u8]) -> io::Result<usize> { Ok(buf.len()) }
+    /// #     fn flush(&mut self) -> io::Result<()> { Err(io::Error::other("unplugged")) }
+    /// # }
+    /// use fence_runtime::{FenceWriter, Source};
+    ///
+    /// let err = FenceWriter::new(Unplugged, &Source::tool("t"))?.finish().unwrap_err();
+    /// assert_eq!(err.error().to_string(), "unplugged");
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn error(&self) -> &io::Error {
+        &self.error
+    }
+
+    /// The fencing writer, with the end of the block still queued: call `finish` on it to
+    /// retry. (Writing more content to it is an error: the block is closing.)
+    ///
+    /// ```
+    /// use std::io::{self, Write};
+    /// use fence_runtime::{FenceWriter, Source};
+    ///
+    /// /// Fails the first flush only.
+    /// #[derive(Debug)]
+    /// struct Hiccup(bool);
+    /// impl Write for Hiccup {
+    ///     fn write(&mut self, buf: &[u8]) -> io::Result<usize> { Ok(buf.len()) }
+    ///     fn flush(&mut self) -> io::Result<()> {
+    ///         if std::mem::replace(&mut self.0, true) { Ok(()) } else { Err(io::Error::other("hiccup")) }
+    ///     }
+    /// }
+    ///
+    /// let err = FenceWriter::new(Hiccup(false), &Source::tool("t"))?.finish().unwrap_err();
+    /// let mut writer = err.into_writer();
+    /// assert!(writer.write_all(b"more").is_err());
+    /// writer.finish()?;
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn into_writer(self) -> T {
+        self.writer
+    }
+
+    /// The error, dropping the writer (which writes nothing more).
+    ///
+    /// ```
+    /// # use std::io::{self, Write};
+    /// # #[derive(Debug)]
+    /// # struct Unplugged;
+    /// # impl Write for Unplugged {
+    /// #     fn write(&mut self, buf: &[u8]) -> io::Result<usize> { Ok(buf.len()) }
+    /// #     fn flush(&mut self) -> io::Result<()> { Err(io::Error::other("unplugged")) }
+    /// # }
+    /// use fence_runtime::{FenceWriter, Source};
+    ///
+    /// let err = FenceWriter::new(Unplugged, &Source::tool("t"))?.finish().unwrap_err();
+    /// assert_eq!(err.into_error().kind(), std::io::ErrorKind::Other);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn into_error(self) -> io::Error {
+        self.error
+    }
+
+    /// The error and the writer.
+    ///
+    /// ```
+    /// # use std::io::{self, Write};
+    /// # #[derive(Debug)]
+    /// # struct Unplugged;
+    /// # impl Write for Unplugged {
+    /// #     fn write(&mut self, buf: &[u8]) -> io::Result<usize> { Ok(buf.len()) }
+    /// #     fn flush(&mut self) -> io::Result<()> { Err(io::Error::other("unplugged")) }
+    /// # }
+    /// use fence_runtime::{FenceWriter, Source};
+    ///
+    /// let err = FenceWriter::new(Unplugged, &Source::tool("t"))?.finish().unwrap_err();
+    /// let (error, writer) = err.into_parts();
+    /// assert_eq!(error.to_string(), "unplugged");
+    /// assert_eq!(writer.source().as_str(), "tool:t");
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn into_parts(self) -> (io::Error, T) {
+        (self.error, self.writer)
+    }
+}
+
+impl<T> fmt::Display for FinishError<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "could not close the fenced block, which is still open: {} \
+             (`into_writer` gives back the writer to retry `finish` with)",
+            self.error
+        )
+    }
+}
+
+impl<T: fmt::Debug> std::error::Error for FinishError<T> {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.error.source()
+    }
+}
+
+impl<T> From<FinishError<T>> for io::Error {
+    fn from(err: FinishError<T>) -> io::Error {
+        err.error
     }
 }
 

@@ -1,12 +1,16 @@
-//! `FenceWriter`: errors from the inner writer, short and interrupted writes, flushing, what
-//! dropping an unfinished writer does, and text that is not UTF-8 or is split mid-character.
+//! `FenceWriter`: errors from the inner writer, short and interrupted writes, flushing, a
+//! failed `finish` retried, content cut short (an early `?`, a panic, `finish_truncated`) closed
+//! with the truncation notice, and text that is not UTF-8 or is split mid-character.
 
 use std::cell::{Cell, RefCell};
 use std::io::{self, Write};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::rc::Rc;
 
-use fence_runtime::{FenceBuffer, FenceWriter, ModelContent, Source, ToolOutput, fence};
+use fence_runtime::{
+    FenceBuffer, FenceWriter, ModelContent, ParseError, Source, TRUNCATION_NOTICE, ToolOutput,
+    fence, parse,
+};
 
 /// An inner writer whose behaviour the test scripts: what it accepted stays readable after the
 /// `FenceWriter` (and the inner writer with it) is gone.
@@ -80,6 +84,16 @@ fn expected(content: &str) -> String {
     fence(&source(), content).into_string()
 }
 
+/// The block a writer cut short leaves: the content, the notice on a line of its own, the
+/// separator and the closing marker. Spelled out, not built from the crate's constants.
+fn truncated(content: &str) -> String {
+    format!(
+        "<untrusted-content source=tool:t>\n{content}\n\
+         [!MURMUR-TRUNCATED! the content above is incomplete: its stream was cut short]\n\
+         </untrusted-content>"
+    )
+}
+
 #[test]
 fn short_writes_give_the_exact_block() {
     let inner = Scripted {
@@ -148,9 +162,20 @@ fn failures_propagate_and_nothing_is_lost_or_repeated_on_retry() {
     let mut fenced = expected(&content).into_bytes();
     fenced.truncate(fenced.len() - held - "\n</untrusted-content>".len());
     assert_eq!(inner.bytes(), fenced);
-    // `finish` cannot be retried (it consumes the writer), so stop failing before it.
-    inner.every.set(0);
-    writer.finish().unwrap();
+    // A failed `finish` gives the writer back: retry until it goes through.
+    let mut finishing = writer;
+    let mut retries = 0;
+    loop {
+        match finishing.finish() {
+            Ok(_) => break,
+            Err(err) => {
+                assert_eq!(err.error().kind(), io::ErrorKind::WouldBlock);
+                retries += 1;
+                finishing = err.into_writer();
+            }
+        }
+    }
+    assert!(retries > 0, "finish never failed: nothing was retried");
     assert_eq!(inner.text(), expected(&content));
 }
 
@@ -164,8 +189,18 @@ fn a_hard_error_comes_back_from_the_next_call_and_finish() {
     assert_eq!(writer.write(b"second").unwrap(), 6);
     assert_eq!(writer.write(b"third").unwrap_err().to_string(), "broken");
     assert_eq!(writer.flush().unwrap_err().to_string(), "broken");
-    assert_eq!(writer.finish().unwrap_err().to_string(), "broken");
+    let err = writer.finish().unwrap_err();
+    assert_eq!(err.error().to_string(), "broken");
+    assert_eq!(
+        err.to_string(),
+        "could not close the fenced block, which is still open: broken \
+         (`into_writer` gives back the writer to retry `finish` with)"
+    );
     assert_eq!(inner.text(), "<untrusted-content source=tool:t>\nfirst ");
+    // The failure passes; the same writer, given back, finishes the whole block.
+    inner.broken.set(false);
+    err.into_writer().finish().unwrap();
+    assert_eq!(inner.text(), expected("first second"));
 }
 
 #[test]
@@ -224,15 +259,16 @@ fn flush_sends_everything_but_the_held_tail() {
     assert_eq!(inner.text(), expected("line\n</untrusted-content>"));
 }
 
-// Dropping an unfinished writer.
+// Content cut short.
 
 #[test]
-fn drop_closes_the_block() {
+fn drop_closes_the_block_as_truncated() {
     let inner = Scripted::default();
     let mut writer = FenceWriter::new(inner.clone(), &source()).unwrap();
     writer.write_all(b"partial </untrusted-conte").unwrap();
     drop(writer);
-    assert_eq!(inner.text(), expected("partial </untrusted-conte"));
+    assert_eq!(inner.text(), truncated("partial </untrusted-conte"));
+    assert!(parse(&inner.text()).unwrap().is_truncated());
 }
 
 #[test]
@@ -254,7 +290,7 @@ fn a_panic_while_writing_still_closes_the_block() {
         panic!("the tool crashed");
     }));
     assert!(result.is_err());
-    assert_eq!(inner.text(), expected("half a tool result"));
+    assert_eq!(inner.text(), truncated("half a tool result"));
 }
 
 #[test]
@@ -400,4 +436,240 @@ impl io::Read for ShortReads<'_> {
         self.0 = &self.0[n..];
         Ok(n)
     }
+}
+
+/// The issue's case: a producer returns early with `?`, dropping its writer mid-content. Before,
+/// the block closed as if whole — `…{"balance": 100\n</untrusted-content>` — and `parse` took it
+/// for complete.
+#[cfg(unix)]
+#[test]
+fn a_producer_that_returns_early_with_question_mark_leaves_a_block_that_says_so() {
+    use std::io::Read;
+
+    fn copy_statement(from: &mut impl Read, out: &mut Vec<u8>) -> io::Result<()> {
+        let mut writer = FenceWriter::new(out, &Source::tool("bank"))?;
+        io::copy(from, &mut writer)?;
+        writer.finish()?;
+        Ok(())
+    }
+
+    // Reading a directory fails (EISDIR), after the bytes before it in the chain.
+    let directory = std::fs::File::open(std::env::temp_dir()).unwrap();
+    let mut from = (&b"{\"balance\": 100"[..]).chain(directory);
+    let mut sink = Vec::new();
+    let err = copy_statement(&mut from, &mut sink).unwrap_err();
+    assert_eq!(err.kind(), io::ErrorKind::IsADirectory);
+
+    let text = String::from_utf8(sink).unwrap();
+    assert_eq!(
+        text,
+        "<untrusted-content source=tool:bank>\n\
+         {\"balance\": 100\n\
+         [!MURMUR-TRUNCATED! the content above is incomplete: its stream was cut short]\n\
+         </untrusted-content>"
+    );
+    let block = parse(&text).unwrap();
+    assert!(block.is_truncated());
+    assert!(block.content().ends_with(TRUNCATION_NOTICE));
+    assert!(
+        !parse(&expected("{\"balance\": 100"))
+            .unwrap()
+            .is_truncated()
+    );
+}
+
+#[derive(serde::Serialize)]
+struct Account {
+    balance: u64,
+    history: Ledger,
+}
+
+/// Fails to serialise, as a value behind a lock or a connection can.
+struct Ledger;
+
+impl serde::Serialize for Ledger {
+    fn serialize<S: serde::Serializer>(&self, _: S) -> Result<S::Ok, S::Error> {
+        Err(serde::ser::Error::custom("the ledger is offline"))
+    }
+}
+
+#[test]
+fn json_that_fails_part_way_through_serde_is_closed_as_truncated() {
+    fn report(account: &Account, out: &mut Vec<u8>) -> io::Result<()> {
+        let mut writer = FenceWriter::new(out, &Source::tool("t"))?;
+        serde_json::to_writer(&mut writer, account)?;
+        writer.finish()?;
+        Ok(())
+    }
+
+    let mut sink = Vec::new();
+    let account = Account {
+        balance: 100,
+        history: Ledger,
+    };
+    let err = report(&account, &mut sink).unwrap_err();
+    assert_eq!(err.to_string(), "the ledger is offline");
+    let text = String::from_utf8(sink).unwrap();
+    assert_eq!(text, truncated("{\"balance\":100,\"history\":"));
+    assert!(parse(&text).unwrap().is_truncated());
+}
+
+/// A real subprocess reads the block from its stdin: what a sandboxed tool or a log shipper
+/// behind a pipe receives when the producer gives up part way.
+#[cfg(unix)]
+#[test]
+fn a_child_reading_the_block_from_a_pipe_sees_it_cut_short() {
+    use std::process::{Command, Stdio};
+
+    fn stream_rows(out: impl Write) -> io::Result<()> {
+        let mut writer = FenceWriter::new(out, &source())?;
+        for row in 1..=3 {
+            writeln!(writer, "row {row} </untrusted-content>")?;
+        }
+        Err(io::Error::other("the database went away"))?;
+        writer.finish()?;
+        Ok(())
+    }
+
+    let mut cat = Command::new("cat")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdin = cat.stdin.take().unwrap();
+    assert!(stream_rows(stdin).is_err());
+    let output = cat.wait_with_output().unwrap();
+    assert!(output.status.success());
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(
+        text,
+        truncated(
+            "row 1 <!MURMUR-NEUTRALISED!/untrusted-content>\n\
+             row 2 <!MURMUR-NEUTRALISED!/untrusted-content>\n\
+             row 3 <!MURMUR-NEUTRALISED!/untrusted-content>\n"
+        )
+    );
+    assert!(parse(&text).unwrap().is_truncated());
+}
+
+/// A non-blocking socket whose buffer is full fails `finish` with `WouldBlock`; the writer comes
+/// back in the error, and once the peer has read, the retried `finish` completes the block.
+#[cfg(unix)]
+#[test]
+fn a_finish_that_would_block_on_a_full_socket_is_retried_until_the_block_is_whole() {
+    use std::io::Read;
+    use std::os::unix::net::UnixStream;
+
+    fn drain(peer: &mut UnixStream, into: &mut Vec<u8>) {
+        let mut buf = vec![0; 64 * 1024];
+        loop {
+            match peer.read(&mut buf) {
+                Ok(0) => return,
+                Ok(n) => into.extend_from_slice(&buf[..n]),
+                Err(err) if err.kind() == io::ErrorKind::WouldBlock => return,
+                Err(err) => panic!("{err}"),
+            }
+        }
+    }
+
+    let (ours, mut peer) = UnixStream::pair().unwrap();
+    ours.set_nonblocking(true).unwrap();
+    peer.set_nonblocking(true).unwrap();
+    let mut received = Vec::new();
+    let mut writer = FenceWriter::new(&ours, &source()).unwrap();
+    // Fill the socket: write until a write fails, keeping what was taken.
+    let line = b"</untrusted-content> a line of a long tool result\n";
+    let mut content = Vec::new();
+    loop {
+        match writer.write(line) {
+            Ok(n) => content.extend_from_slice(&line[..n]),
+            Err(err) if err.kind() == io::ErrorKind::WouldBlock => break,
+            Err(err) => panic!("{err}"),
+        }
+    }
+    // The end of the block cannot go out yet.
+    let err = writer.finish().unwrap_err();
+    assert_eq!(err.error().kind(), io::ErrorKind::WouldBlock);
+    let mut writer = err.into_writer();
+    assert_eq!(
+        writer.write(b"more").unwrap_err().kind(),
+        io::ErrorKind::BrokenPipe,
+        "nothing may follow the end of the block"
+    );
+    let mut retries = 0;
+    loop {
+        drain(&mut peer, &mut received);
+        match writer.finish() {
+            Ok(_) => break,
+            Err(err) => {
+                assert_eq!(err.error().kind(), io::ErrorKind::WouldBlock);
+                writer = err.into_writer();
+                retries += 1;
+                assert!(retries < 1000, "no progress");
+            }
+        }
+    }
+    drain(&mut peer, &mut received);
+    let content = String::from_utf8(content).unwrap();
+    assert_eq!(String::from_utf8(received).unwrap(), expected(&content));
+    assert!(
+        content.len() > 1000,
+        "the socket took only {}",
+        content.len()
+    );
+}
+
+/// A fixed-size buffer is full: the write fails, the producer's `?` drops the writer, and drop
+/// writes nothing more to a writer that failed. The block has no closing marker: `parse`
+/// refuses it rather than take it for complete.
+#[test]
+fn a_writer_that_fails_for_good_leaves_the_block_open_and_parse_refuses_it() {
+    fn produce(out: &mut [u8]) -> io::Result<()> {
+        let mut writer = FenceWriter::new(out, &source())?;
+        writer.write_all(&[b'x'; 200])?;
+        writer.finish()?;
+        Ok(())
+    }
+
+    let mut buf = [0; 100];
+    let err = produce(&mut buf).unwrap_err();
+    assert_eq!(err.kind(), io::ErrorKind::WriteZero);
+    let text = std::str::from_utf8(&buf).unwrap();
+    assert!(text.starts_with("<untrusted-content source=tool:t>\nxxx"));
+    assert_eq!(parse(text), Err(ParseError::NoCloser));
+}
+
+#[test]
+fn finish_truncated_closes_the_block_as_cut_short() {
+    let inner = Scripted::default();
+    let mut writer = FenceWriter::new(inner.clone(), &source()).unwrap();
+    writer.write_all(b"rows 1-100 of 5000 </untrus").unwrap();
+    writer.finish_truncated().unwrap();
+    assert_eq!(inner.text(), truncated("rows 1-100 of 5000 </untrus"));
+
+    // Its errors come back with the writer, as `finish`'s do, and a retry with either method
+    // writes out the end queued first.
+    let inner = Scripted::default();
+    let mut writer = FenceWriter::new(inner.clone(), &source()).unwrap();
+    writer.write_all(b"some").unwrap();
+    inner.broken.set(true);
+    let err = writer.finish_truncated().unwrap_err();
+    inner.broken.set(false);
+    err.into_writer().finish().unwrap();
+    assert_eq!(inner.text(), truncated("some"));
+}
+
+#[test]
+fn a_writer_given_back_by_a_failed_finish_and_dropped_writes_nothing_more() {
+    let inner = Scripted::default();
+    let mut writer = FenceWriter::new(inner.clone(), &source()).unwrap();
+    writer.write_all(b"whole").unwrap();
+    inner.broken.set(true);
+    let err = writer.finish().unwrap_err();
+    let calls = inner.calls.get();
+    inner.broken.set(false);
+    let io_error: io::Error = err.into(); // what `?` does: the writer is dropped
+    assert_eq!(io_error.to_string(), "broken");
+    assert_eq!(inner.calls.get(), calls);
+    assert_eq!(parse(&inner.text()), Err(ParseError::NoCloser));
 }

@@ -1,7 +1,7 @@
 //! Streaming neutralisation: content cut into chunks by the input's first bytes, through
 //! `Neutraliser`, `ContentWriter` (a `Fenced` value rendering chunk by chunk) and, with `std`,
 //! `FenceBuffer` (into a block in memory) and `FenceWriter` into a writer that takes a few bytes at a time and fails now and
-//! then, and dropped unfinished.
+//! then, and dropped unfinished (closed with the truncation notice).
 //!
 //! Input layout: `[n, trickle, fail, sizes[n % 8 + 1]…, content…]`.
 //!
@@ -143,10 +143,12 @@ mod writers {
         failing.set(false);
         let inner = writer
             .finish()
+            .map_err(|err| err.into_error())
             .expect("finish with a writer that no longer fails");
         assert_eq!(inner.bytes, expected, "the inner writer got other bytes");
 
-        // Dropped unfinished: the block is closed on a best-effort basis, and is exact.
+        // Dropped unfinished: the block is closed as cut short, the notice on its own line
+        // before the separator and the closing marker.
         let mut sink = Vec::new();
         {
             let mut writer = FenceWriter::new(&mut sink, source).expect("a Vec never fails");
@@ -154,7 +156,12 @@ mod writers {
                 writer.write_all(chunk).expect("a Vec never fails");
             }
         }
-        assert_eq!(sink, expected, "dropping an unfinished writer");
+        let tail = b"\n</untrusted-content>";
+        let mut truncated = expected[..expected.len() - tail.len()].to_vec();
+        truncated.extend_from_slice(b"\n");
+        truncated.extend_from_slice(fence_runtime::TRUNCATION_NOTICE.as_bytes());
+        truncated.extend_from_slice(tail);
+        assert_eq!(sink, truncated, "dropping an unfinished writer");
     }
 
     struct Flaky {
