@@ -58,6 +58,7 @@ enum Origin {
 /// assert_eq!(Exemption::TrustedTask.as_str(), "trusted-task");
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Exemption {
     /// A declared skill's `skill.md`: the capsule author's own guidance.
     SkillDoc,

@@ -98,6 +98,7 @@ impl<'a> Block<'a> {
 /// );
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ParseError {
     /// The message does not start with `<untrusted-content source=`.
     NoOpener,

@@ -246,6 +246,7 @@ impl core::error::Error for ReservedSourceKind {}
 /// assert_eq!(SourceKind::of("web-fetch"), SourceKind::Unknown("web-fetch"));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum SourceKind<'a> {
     /// `tool:<artifact name>`, with the artifact name.
     Tool(&'a str),

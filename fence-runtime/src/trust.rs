@@ -17,6 +17,7 @@ use alloc::string::String;
 /// assert!(TaskOrigin::parse("Schedule").is_err());
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
 pub enum TaskOrigin {
     /// The capsule's operator, typing to it.
     User,
@@ -34,7 +35,7 @@ pub enum TaskOrigin {
 
 impl TaskOrigin {
     /// Every origin, in declaration order.
-    pub const ALL: [TaskOrigin; 6] = [
+    pub const ALL: &'static [TaskOrigin] = &[
         TaskOrigin::User,
         TaskOrigin::Peer,
         TaskOrigin::Schedule,
@@ -73,7 +74,8 @@ impl TaskOrigin {
     /// ```
     pub fn parse(wire: &str) -> Result<TaskOrigin, UnknownWireValue> {
         TaskOrigin::ALL
-            .into_iter()
+            .iter()
+            .copied()
             .find(|origin| origin.as_str() == wire)
             .ok_or_else(|| {
                 UnknownWireValue::new(

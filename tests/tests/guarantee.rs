@@ -208,7 +208,7 @@ fn reserved_source_kinds_have_their_own_constructors() {
     for kind in ["tasks", "ta sk", "t:ask", "tool-ish", "skill"] {
         let source = Source::custom(kind, "user").unwrap();
         assert!(matches!(source.kind(), SourceKind::Unknown(_)), "{kind:?}");
-        for origin in TaskOrigin::ALL {
+        for &origin in TaskOrigin::ALL {
             assert_ne!(source, Source::task(origin));
         }
     }

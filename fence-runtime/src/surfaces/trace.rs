@@ -78,6 +78,7 @@ impl<'a> EventMeta<'a> {
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum Status {
     /// The call succeeded.
     Ok,
@@ -108,6 +109,7 @@ impl Status {
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum StateEffect {
     /// The call only read state.
     Read,

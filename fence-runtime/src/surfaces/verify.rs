@@ -30,6 +30,7 @@ use crate::source::{Source, SourceKind};
 /// assert!(matches!(read_markers("see </untrusted-content>"), Markers::Malformed(_)));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Markers<'a> {
     /// No live marker anywhere: unfenced text.
     Plain,
