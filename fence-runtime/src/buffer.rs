@@ -243,7 +243,7 @@ impl FenceBuffer {
     /// Closes the block as one whose content was cut short — the stream it came from failed,
     /// or was stopped at a size limit — and hands it back: the bytes held back, then the
     /// [`TRUNCATION_NOTICE`](crate::TRUNCATION_NOTICE) on a line of its own, the separator and
-    /// the closing marker. The model, and [`Block::is_truncated`](crate::Block::is_truncated),
+    /// the closing marker. The model, and [`ParsedBlock::is_truncated`](crate::ParsedBlock::is_truncated),
     /// can tell it from a whole block.
     ///
     /// ```

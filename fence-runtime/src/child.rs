@@ -56,7 +56,7 @@ use crate::source::Source;
 /// A child killed by a signal did not finish what it was writing: its output is an error, and
 /// its block ends with the [`TRUNCATION_NOTICE`](crate::TRUNCATION_NOTICE) on a line of its own,
 /// before the separator and the closing marker, so neither the model nor
-/// [`Block::is_truncated`](crate::Block::is_truncated) takes it for complete. (An exit with a
+/// [`ParsedBlock::is_truncated`](crate::ParsedBlock::is_truncated) takes it for complete. (An exit with a
 /// non-zero code is an error too, but its output is whole.)
 ///
 /// ```

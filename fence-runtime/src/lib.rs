@@ -64,7 +64,7 @@
 //! do `finish_truncated`, [`FenceBuffer::into_truncated_block`] (for a stream that failed, or a
 //! size limit) and `fence_child_stdout` for a child killed by a signal or a read that failed.
 //! The block stays grammatical, so nothing written after it looks fenced; its last line tells
-//! the model it is incomplete, and [`Block::is_truncated`] tells a reader. A block that could
+//! the model it is incomplete, and [`ParsedBlock::is_truncated`] tells a reader. A block that could
 //! not be closed at all (the inner writer failed, an async drop found no room) has no closing
 //! marker, and [`parse`] refuses it.
 //!
@@ -254,7 +254,7 @@ pub use crate::child::{ChildOutputError, fence_child_stdout};
 pub use crate::content::{Exemption, ModelContent, ToolOutput};
 pub use crate::fence::{FencedBlock, fence};
 pub use crate::neutralise::{NEUTRALISED_INFIX, neutralise, neutralise_bytes};
-pub use crate::parse::{Block, ParseError, fence_source_of, parse};
+pub use crate::parse::{ParseError, ParsedBlock, fence_source_of, parse};
 pub use crate::render::{ContentWriter, Fenced, FencedTask, RenderError, fence_value};
 pub use crate::source::{ReservedSourceKind, Source, SourceKind, sanitise_source_name};
 pub use crate::stream::Neutraliser;

@@ -13,7 +13,7 @@ use crate::fence::TAIL;
 ///
 /// It follows the content on a line of its own, before the separator and the closing marker, so
 /// the block stays grammatical — nothing written after it looks fenced — while the model reads,
-/// as the block's last line, that what it holds is incomplete. [`Block::is_truncated`](crate::Block::is_truncated)
+/// as the block's last line, that what it holds is incomplete. [`ParsedBlock::is_truncated`](crate::ParsedBlock::is_truncated)
 /// tells a reader the same. Like [`NEUTRALISED_INFIX`](crate::NEUTRALISED_INFIX), it has no `<`,
 /// so it never makes or breaks a marker.
 ///

@@ -170,7 +170,7 @@ pub(crate) fn closed_error() -> io::Error {
 /// the [`TRUNCATION_NOTICE`](crate::TRUNCATION_NOTICE) on a line of its own, the separator and
 /// the closing marker, and flushes, ignoring errors (as [`std::io::BufWriter`] flushes on
 /// drop). The block stays grammatical, so nothing written after it looks fenced, and its last
-/// line tells the model the content is incomplete; [`Block::is_truncated`](crate::Block::is_truncated)
+/// line tells the model the content is incomplete; [`ParsedBlock::is_truncated`](crate::ParsedBlock::is_truncated)
 /// tells a reader. [`finish_truncated`](Self::finish_truncated) does the same and reports
 /// errors.
 ///

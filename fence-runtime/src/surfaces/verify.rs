@@ -15,7 +15,7 @@ use super::trace::{ParsedEvent, TraceReport};
 use crate::content::Exemption;
 use crate::fence::CLOSER;
 use crate::marker::{self, Marker};
-use crate::parse::{Block, ParseError, parse};
+use crate::parse::{ParseError, ParsedBlock, parse};
 use crate::source::{Source, SourceKind};
 
 /// What the markers of a piece of content say, read with the same marker matcher the fence
@@ -35,7 +35,7 @@ pub enum Markers<'a> {
     /// No live marker anywhere: unfenced text.
     Plain,
     /// Exactly one valid fenced block.
-    Block(Block<'a>),
+    Block(ParsedBlock<'a>),
     /// Live markers, but not a valid block; the error says which rule of the grammar failed.
     Malformed(ParseError),
 }
