@@ -267,7 +267,7 @@ impl<'a> SourceKind<'a> {
     pub fn of(source: &'a str) -> SourceKind<'a> {
         if let Some(artifact) = source.strip_prefix("tool:") {
             SourceKind::Tool(artifact)
-        } else if let Some(Ok(origin)) = source.strip_prefix("task:").map(TaskOrigin::parse) {
+        } else if let Some(Ok(origin)) = source.strip_prefix("task:").map(str::parse) {
             SourceKind::Task(origin)
         } else {
             SourceKind::Unknown(source)

@@ -7,14 +7,15 @@ use alloc::string::String;
 
 /// Where a task came from.
 ///
-/// The wire spelling is the lowercase name ([`as_str`](Self::as_str), [`parse`](Self::parse)).
+/// The wire spelling is the lowercase name: [`as_str`](Self::as_str) writes it, and
+/// [`str::parse`] (through [`FromStr`]) reads exactly it, in no other casing.
 ///
 /// ```
 /// use fence_runtime::TaskOrigin;
 ///
 /// assert_eq!(TaskOrigin::Peer.as_str(), "peer");
-/// assert_eq!(TaskOrigin::parse("schedule"), Ok(TaskOrigin::Schedule));
-/// assert!(TaskOrigin::parse("Schedule").is_err());
+/// assert_eq!("schedule".parse(), Ok(TaskOrigin::Schedule));
+/// assert!("Schedule".parse::<TaskOrigin>().is_err());
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[non_exhaustive]
@@ -60,32 +61,6 @@ impl TaskOrigin {
         }
     }
 
-    /// Reads an exact wire spelling.
-    ///
-    /// # Errors
-    ///
-    /// Any other text, another casing or surrounding whitespace included.
-    ///
-    /// ```
-    /// use fence_runtime::TaskOrigin;
-    ///
-    /// assert_eq!(TaskOrigin::parse("event"), Ok(TaskOrigin::Event));
-    /// assert_eq!(TaskOrigin::parse(" event").unwrap_err().to_string(), "unknown task origin ` event`; expected one of user, peer, schedule, event, completion, system");
-    /// ```
-    pub fn parse(wire: &str) -> Result<TaskOrigin, UnknownWireValue> {
-        TaskOrigin::ALL
-            .iter()
-            .copied()
-            .find(|origin| origin.as_str() == wire)
-            .ok_or_else(|| {
-                UnknownWireValue::new(
-                    "task origin",
-                    "one of user, peer, schedule, event, completion, system",
-                    wire,
-                )
-            })
-    }
-
     /// The trust a task of this origin has when the sender says nothing about its own.
     const fn inherent_trust(self) -> Option<TrustClass> {
         match self {
@@ -107,8 +82,30 @@ impl fmt::Display for TaskOrigin {
 impl FromStr for TaskOrigin {
     type Err = UnknownWireValue;
 
+    /// Reads an exact wire spelling.
+    ///
+    /// # Errors
+    ///
+    /// Any other text, another casing or surrounding whitespace included.
+    ///
+    /// ```
+    /// use fence_runtime::TaskOrigin;
+    ///
+    /// assert_eq!("event".parse(), Ok(TaskOrigin::Event));
+    /// assert_eq!(" event".parse::<TaskOrigin>().unwrap_err().to_string(), "unknown task origin ` event`; expected one of user, peer, schedule, event, completion, system");
+    /// ```
     fn from_str(wire: &str) -> Result<Self, Self::Err> {
-        TaskOrigin::parse(wire)
+        TaskOrigin::ALL
+            .iter()
+            .copied()
+            .find(|origin| origin.as_str() == wire)
+            .ok_or_else(|| {
+                UnknownWireValue::new(
+                    "task origin",
+                    "one of user, peer, schedule, event, completion, system",
+                    wire,
+                )
+            })
     }
 }
 
@@ -118,10 +115,13 @@ impl FromStr for TaskOrigin {
 /// There is no way to give a task a trust class directly: it is derived from the origin by
 /// [`TaskProvenance::derive`].
 ///
+/// The wire spelling is the lowercase name: [`as_str`](Self::as_str) writes it, and
+/// [`str::parse`] (through [`FromStr`]) reads exactly it.
+///
 /// ```
 /// use fence_runtime::TrustClass;
 ///
-/// assert_eq!(TrustClass::parse("untrusted"), Ok(TrustClass::Untrusted));
+/// assert_eq!("untrusted".parse(), Ok(TrustClass::Untrusted));
 /// assert_eq!(TrustClass::Trusted.as_str(), "trusted");
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -144,6 +144,16 @@ impl TrustClass {
             TrustClass::Untrusted => "untrusted",
         }
     }
+}
+
+impl fmt::Display for TrustClass {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for TrustClass {
+    type Err = UnknownWireValue;
 
     /// Reads an exact wire spelling.
     ///
@@ -154,10 +164,10 @@ impl TrustClass {
     /// ```
     /// use fence_runtime::TrustClass;
     ///
-    /// assert_eq!(TrustClass::parse("trusted"), Ok(TrustClass::Trusted));
-    /// assert!(TrustClass::parse("TRUSTED").is_err());
+    /// assert_eq!("trusted".parse(), Ok(TrustClass::Trusted));
+    /// assert!("TRUSTED".parse::<TrustClass>().is_err());
     /// ```
-    pub fn parse(wire: &str) -> Result<TrustClass, UnknownWireValue> {
+    fn from_str(wire: &str) -> Result<Self, Self::Err> {
         match wire {
             "trusted" => Ok(TrustClass::Trusted),
             "untrusted" => Ok(TrustClass::Untrusted),
@@ -170,24 +180,10 @@ impl TrustClass {
     }
 }
 
-impl fmt::Display for TrustClass {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for TrustClass {
-    type Err = UnknownWireValue;
-
-    fn from_str(wire: &str) -> Result<Self, Self::Err> {
-        TrustClass::parse(wire)
-    }
-}
-
 /// A wire value that is not one of the exact lowercase spellings.
 ///
 /// ```
-/// let err = fence_runtime::TrustClass::parse("yes").unwrap_err();
+/// let err = "yes".parse::<fence_runtime::TrustClass>().unwrap_err();
 /// assert_eq!(err.value(), "yes");
 /// assert_eq!(err.to_string(), "unknown trust class `yes`; expected trusted or untrusted");
 /// ```
@@ -293,7 +289,7 @@ impl TaskProvenance {
     /// assert_eq!((peer.origin(), peer.trust()), (TaskOrigin::Peer, TrustClass::Untrusted));
     /// ```
     pub fn from_wire(origin_header: Option<&str>) -> TaskProvenance {
-        match origin_header.map(TaskOrigin::parse) {
+        match origin_header.map(str::parse) {
             Some(Ok(origin @ (TaskOrigin::Peer | TaskOrigin::Completion))) => {
                 TaskProvenance::derive(origin, None)
             }
@@ -309,7 +305,7 @@ impl TaskProvenance {
     /// calls to it few, and greppable. Only `peer` and `completion` tasks inherit; as on the
     /// wire, any other origin is an untrusted `event`, so an authenticated sender still cannot
     /// claim to be the operator. `sender_trust` is a typed [`TrustClass`]: read it from a
-    /// header with [`TrustClass::parse`] only after the channel has authenticated the sender.
+    /// header with [`str::parse`] only after the channel has authenticated the sender.
     ///
     /// ```
     /// use fence_runtime::{TaskOrigin, TaskProvenance, TrustClass};

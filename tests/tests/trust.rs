@@ -91,9 +91,8 @@ fn origin_wire_spellings_round_trip() {
     for (origin, wire) in spellings {
         assert_eq!(origin.as_str(), wire);
         assert_eq!(origin.to_string(), wire);
-        assert_eq!(TaskOrigin::parse(wire), Ok(origin));
-        assert_eq!(TaskOrigin::from_str(wire), Ok(origin));
         assert_eq!(wire.parse::<TaskOrigin>(), Ok(origin));
+        assert_eq!(TaskOrigin::from_str(wire), Ok(origin));
     }
 }
 
@@ -102,9 +101,8 @@ fn trust_wire_spellings_round_trip() {
     for (trust, wire) in [(Trusted, "trusted"), (Untrusted, "untrusted")] {
         assert_eq!(trust.as_str(), wire);
         assert_eq!(trust.to_string(), wire);
-        assert_eq!(TrustClass::parse(wire), Ok(trust));
-        assert_eq!(TrustClass::from_str(wire), Ok(trust));
         assert_eq!(wire.parse::<TrustClass>(), Ok(trust));
+        assert_eq!(TrustClass::from_str(wire), Ok(trust));
     }
 }
 
@@ -127,16 +125,15 @@ fn other_origin_spellings_are_rejected() {
         "operator",
         "\u{17F}ystem",
     ] {
-        let err = TaskOrigin::parse(wire).unwrap_err();
+        let err = wire.parse::<TaskOrigin>().unwrap_err();
         assert_eq!(err.value(), wire);
-        assert_eq!(wire.parse::<TaskOrigin>().unwrap_err(), err);
     }
     assert_eq!(
-        TaskOrigin::parse("Peer").unwrap_err().to_string(),
+        "Peer".parse::<TaskOrigin>().unwrap_err().to_string(),
         "unknown task origin `Peer`; expected one of user, peer, schedule, event, completion, system"
     );
     assert_eq!(
-        TaskOrigin::parse("peer\n").unwrap_err().to_string(),
+        "peer\n".parse::<TaskOrigin>().unwrap_err().to_string(),
         "unknown task origin `peer\\n`; expected one of user, peer, schedule, event, completion, system"
     );
 }
@@ -154,12 +151,11 @@ fn other_trust_spellings_are_rejected() {
         "true",
         "yes",
     ] {
-        let err = TrustClass::parse(wire).unwrap_err();
+        let err = wire.parse::<TrustClass>().unwrap_err();
         assert_eq!(err.value(), wire);
-        assert_eq!(wire.parse::<TrustClass>().unwrap_err(), err);
     }
     assert_eq!(
-        TrustClass::parse("TRUSTED").unwrap_err().to_string(),
+        "TRUSTED".parse::<TrustClass>().unwrap_err().to_string(),
         "unknown trust class `TRUSTED`; expected trusted or untrusted"
     );
 }
