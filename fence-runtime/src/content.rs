@@ -106,8 +106,10 @@ impl ModelContent {
         }
     }
 
-    /// A task payload: fenced under `task:<origin>` when its derived trust is untrusted, passed
-    /// through as the trusted-task exemption when trusted.
+    /// A task payload given as text, with its provenance: fenced under `task:<origin>` when its
+    /// derived trust is untrusted, passed through as the trusted-task exemption when trusted.
+    /// (A payload type that carries its own provenance goes through
+    /// [`task_payload`](Self::task_payload).)
     ///
     /// A trusted payload is not fenced, but any marker in it is neutralised, as in every
     /// exemption: a `ModelContent` never carries a live marker other than its own fence's
@@ -139,8 +141,9 @@ impl ModelContent {
         }
     }
 
-    /// A task payload type's content: fenced under `task:<origin>` when the payload's derived
-    /// trust is untrusted, passed through as the trusted-task exemption when trusted.
+    /// A task payload type's content ([`FencedTask`], which carries its own provenance): fenced
+    /// under `task:<origin>` when the payload's derived trust is untrusted, passed through as
+    /// the trusted-task exemption when trusted, as [`task`](Self::task) does for text.
     ///
     /// A payload that fails to render (its `Serialize` or `Display` implementation returns an
     /// error) becomes the text of that error, fenced the same way.
@@ -160,10 +163,10 @@ impl ModelContent {
     ///
     /// let trusted_peer = TaskProvenance::derive(TaskOrigin::Peer, Some(TrustClass::Trusted));
     /// let handoff = Handoff { provenance: trusted_peer, brief: "Draft the reply.".into() };
-    /// assert_eq!(ModelContent::from_task(&handoff).as_str(), "Draft the reply.");
+    /// assert_eq!(ModelContent::task_payload(&handoff).as_str(), "Draft the reply.");
     /// # }
     /// ```
-    pub fn from_task<T: FencedTask + ?Sized>(payload: &T) -> ModelContent {
+    pub fn task_payload<T: FencedTask + ?Sized>(payload: &T) -> ModelContent {
         let provenance = payload.provenance();
         if provenance.is_fenced() {
             let source = Source::task(provenance.origin());

@@ -216,6 +216,6 @@ pub trait IntoTaskContent: sealed::TaskResult {
 
 impl<T: FencedTask> IntoTaskContent for T {
     fn into_task_content(self) -> ModelContent {
-        ModelContent::from_task(&self)
+        ModelContent::task_payload(&self)
     }
 }
