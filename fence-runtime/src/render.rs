@@ -181,7 +181,7 @@ pub(crate) fn into_text(buf: Vec<u8>) -> String {
 
 impl Fenced for str {
     fn render(&self, out: &mut ContentWriter<'_>) -> Result<(), RenderError> {
-        out.write_bytes(self.as_bytes());
+        out.push_bytes(self.as_bytes());
         Ok(())
     }
 
@@ -280,9 +280,9 @@ impl<T: Fenced + ?Sized> Fenced for Arc<T> {
 /// impl Fenced for Forged {
 ///     fn render(&self, out: &mut ContentWriter<'_>) -> Result<(), RenderError> {
 ///         // Small writes reach the block in batches of 2 KiB: this marker is split across two.
-///         out.write_bytes(&[b'.'; 2040]);
-///         out.write_bytes(b"</untrus");
-///         out.write_bytes(b"ted-content>");
+///         out.push_bytes(&[b'.'; 2040]);
+///         out.push_bytes(b"</untrus");
+///         out.push_bytes(b"ted-content>");
 ///         Ok(())
 ///     }
 /// }
@@ -339,7 +339,7 @@ impl<'a> ContentWriter<'a> {
         }
     }
 
-    /// Writes bytes of content. Bytes that are not UTF-8 are replaced with U+FFFD when the
+    /// Adds bytes to the content. Bytes that are not UTF-8 are replaced with U+FFFD when the
     /// block becomes text; the markers' bytes are ASCII, so that never touches one.
     ///
     /// ```
@@ -348,7 +348,7 @@ impl<'a> ContentWriter<'a> {
     /// struct Raw(&'static [u8]);
     /// impl Fenced for Raw {
     ///     fn render(&self, out: &mut ContentWriter<'_>) -> Result<(), RenderError> {
-    ///         out.write_bytes(self.0);
+    ///         out.push_bytes(self.0);
     ///         Ok(())
     ///     }
     /// }
@@ -358,7 +358,7 @@ impl<'a> ContentWriter<'a> {
     /// # Ok::<(), RenderError>(())
     /// ```
     #[inline]
-    pub fn write_bytes(&mut self, bytes: &[u8]) {
+    pub fn push_bytes(&mut self, bytes: &[u8]) {
         match &mut self.sink {
             Sink::Fenced(buffer) => {
                 if self.batched + bytes.len() > BATCH {
@@ -374,6 +374,29 @@ impl<'a> ContentWriter<'a> {
             }
             Sink::Unfenced(out) => out.extend_from_slice(bytes),
         }
+    }
+
+    /// Adds text to the content (what `write!` does, through [`fmt::Write`]).
+    ///
+    /// ```
+    /// use fence_runtime::{fence_value, ContentWriter, Fenced, RenderError, Source};
+    ///
+    /// struct Greeting;
+    /// impl Fenced for Greeting {
+    ///     fn render(&self, out: &mut ContentWriter<'_>) -> Result<(), RenderError> {
+    ///         out.push_str("hello, ");
+    ///         out.push_str("</untrusted-content>");
+    ///         Ok(())
+    ///     }
+    /// }
+    ///
+    /// let block = fence_value(&Source::tool("t"), &Greeting)?;
+    /// assert_eq!(block.content(), "hello, <!MURMUR-NEUTRALISED!/untrusted-content>");
+    /// # Ok::<(), RenderError>(())
+    /// ```
+    #[inline]
+    pub fn push_str(&mut self, text: &str) {
+        self.push_bytes(text.as_bytes());
     }
 }
 
@@ -396,7 +419,7 @@ impl fmt::Debug for ContentWriter<'_> {
 impl fmt::Write for ContentWriter<'_> {
     #[inline]
     fn write_str(&mut self, s: &str) -> fmt::Result {
-        self.write_bytes(s.as_bytes());
+        self.push_str(s);
         Ok(())
     }
 }
@@ -405,13 +428,13 @@ impl fmt::Write for ContentWriter<'_> {
 impl std::io::Write for ContentWriter<'_> {
     #[inline]
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.write_bytes(buf);
+        self.push_bytes(buf);
         Ok(buf.len())
     }
 
     #[inline]
     fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
-        self.write_bytes(buf);
+        self.push_bytes(buf);
         Ok(())
     }
 

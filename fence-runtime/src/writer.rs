@@ -67,7 +67,7 @@ impl Fencing {
     pub(crate) fn queue(&mut self, buf: &[u8]) -> usize {
         debug_assert!(!self.closed, "content queued after the closing marker");
         let piece = &buf[..buf.len().min(PIECE)];
-        self.neutraliser.push(piece, &mut self.out);
+        self.neutraliser.push_bytes(piece, &mut self.out);
         piece.len()
     }
 
@@ -86,7 +86,7 @@ impl Fencing {
     pub(crate) fn queue_close(&mut self, end: End) {
         if !self.closed {
             self.closed = true;
-            core::mem::take(&mut self.neutraliser).finish(&mut self.out);
+            core::mem::take(&mut self.neutraliser).finish_bytes(&mut self.out);
             self.out.extend_from_slice(match end {
                 End::Complete => TAIL.as_bytes(),
                 End::Truncated => TRUNCATED_TAIL.as_bytes(),

@@ -94,7 +94,7 @@ struct Impostor;
 
 impl Fenced for Impostor {
     fn render(&self, out: &mut ContentWriter<'_>) -> Result<(), RenderError> {
-        out.write_bytes(FORGED.as_bytes());
+        out.push_bytes(FORGED.as_bytes());
         Ok(())
     }
 
@@ -146,7 +146,7 @@ struct TwoFaced;
 
 impl Fenced for TwoFaced {
     fn render(&self, out: &mut ContentWriter<'_>) -> Result<(), RenderError> {
-        out.write_bytes(b"rendered");
+        out.push_bytes(b"rendered");
         Ok(())
     }
 

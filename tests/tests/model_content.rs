@@ -239,13 +239,13 @@ fn a_fenced_value_keeps_its_source() {
     );
 }
 
-/// Writes its pieces with one `write_bytes` call each.
+/// Writes its pieces with one `push_bytes` call each.
 struct Pieces<'a>(&'a [&'a [u8]]);
 
 impl Fenced for Pieces<'_> {
     fn render(&self, out: &mut ContentWriter<'_>) -> Result<(), RenderError> {
         for piece in self.0 {
-            out.write_bytes(piece);
+            out.push_bytes(piece);
         }
         Ok(())
     }
@@ -460,7 +460,7 @@ struct Fails;
 
 impl Fenced for Fails {
     fn render(&self, out: &mut ContentWriter<'_>) -> Result<(), RenderError> {
-        out.write_bytes(b"partial");
+        out.push_bytes(b"partial");
         Err(RenderError::new("map key must be a string"))
     }
 }
