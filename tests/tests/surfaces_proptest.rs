@@ -315,11 +315,11 @@ proptest! {
             2 => ToolOutput::dispatch_failure(runtime_text.clone()),
             _ => ToolOutput::refusal(runtime_text.clone()),
         };
-        let call = exit_code.map_or(CallMeta::new("c1", 1), |code| CallMeta::new("c1", 1).exit_code(code));
+        let call = exit_code.map_or(CallMeta::new("c1", 1), |code| CallMeta::new("c1", 1).with_exit_code(code));
         let frame = ArtifactFrame::tool_result("tsk", &tool, &output, call);
         let line = RecordLine::tool_result("c1", &output).with_id("m1");
         let input = RawValue::from_string("{}".into()).unwrap();
-        let event = ToolCallEvent::new(EventMeta::new("s", 0, 1), &tool, &input, &output, 1).record_output();
+        let event = ToolCallEvent::new(EventMeta::new("s", 0, 1), &tool, &input, &output, 1).with_output();
         let expected_label = output.content().fence_source();
 
         let mut encoder = SseEncoder::new();

@@ -392,7 +392,7 @@ fn writers(tool_name: &str, content: &str) {
     // A trace event with its output recorded.
     let input = serde_json::value::RawValue::from_string("{}".into()).expect("valid JSON");
     let event = ToolCallEvent::new(EventMeta::new("s", 0, 1), tool_name, &input, &output, 1)
-        .record_output()
+        .with_output()
         .to_json();
     let trace = read_trace(event.as_bytes());
     assert_eq!(trace.items.len(), 1);

@@ -15,9 +15,10 @@ use crate::content::{ModelContent, ToolOutput};
 /// ```
 /// use fence_runtime::surfaces::CallMeta;
 ///
-/// let call = CallMeta::new("toolu_01", 12).exit_code(0);
+/// let call = CallMeta::new("toolu_01", 12).with_exit_code(0);
 /// assert_eq!(call.tool_call_id(), "toolu_01");
 /// assert_eq!(call.duration_ms(), 12);
+/// assert_eq!(call.exit_code(), Some(0));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct CallMeta<'a> {
@@ -43,26 +44,26 @@ impl<'a> CallMeta<'a> {
         }
     }
 
-    /// The exit status of a subprocess that ran to completion.
+    /// Sets the exit status of a subprocess that ran to completion.
     ///
     /// ```
-    /// let call = fence_runtime::surfaces::CallMeta::new("toolu_1", 3).exit_code(2);
-    /// assert_eq!(call.exit_code_value(), Some(2));
+    /// let call = fence_runtime::surfaces::CallMeta::new("toolu_1", 3).with_exit_code(2);
+    /// assert_eq!(call.exit_code(), Some(2));
     /// ```
     #[must_use]
-    pub const fn exit_code(mut self, code: i32) -> CallMeta<'a> {
+    pub const fn with_exit_code(mut self, code: i32) -> CallMeta<'a> {
         self.exit_code = Some(code);
         self
     }
 
-    /// The tool result's own truncated flag.
+    /// Sets the tool result's own truncated flag.
     ///
     /// ```
-    /// let call = fence_runtime::surfaces::CallMeta::new("toolu_1", 3).truncated(true);
+    /// let call = fence_runtime::surfaces::CallMeta::new("toolu_1", 3).with_truncated(true);
     /// assert!(call.is_truncated());
     /// ```
     #[must_use]
-    pub const fn truncated(mut self, truncated: bool) -> CallMeta<'a> {
+    pub const fn with_truncated(mut self, truncated: bool) -> CallMeta<'a> {
         self.truncated = truncated;
         self
     }
@@ -88,9 +89,9 @@ impl<'a> CallMeta<'a> {
     /// The subprocess exit status, if one ran to completion.
     ///
     /// ```
-    /// assert_eq!(fence_runtime::surfaces::CallMeta::new("t", 0).exit_code_value(), None);
+    /// assert_eq!(fence_runtime::surfaces::CallMeta::new("t", 0).exit_code(), None);
     /// ```
-    pub const fn exit_code_value(&self) -> Option<i32> {
+    pub const fn exit_code(&self) -> Option<i32> {
         self.exit_code
     }
 

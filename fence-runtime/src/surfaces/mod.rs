@@ -34,7 +34,7 @@
 //! use fence_runtime::surfaces::{ArtifactFrame, CallMeta, RecordLine, SseEncoder};
 //!
 //! let output = ToolOutput::ok(fence(&Source::tool("bash"), "hello\n"));
-//! let frame = ArtifactFrame::tool_result("tsk_1", "bash", &output, CallMeta::new("toolu_01", 12).exit_code(0));
+//! let frame = ArtifactFrame::tool_result("tsk_1", "bash", &output, CallMeta::new("toolu_01", 12).with_exit_code(0));
 //! let line = RecordLine::tool_result("toolu_01", &output);
 //! assert_eq!(frame.fence_source(), Some("tool:bash"));
 //! assert_eq!(line.fence(), Some("tool:bash"));

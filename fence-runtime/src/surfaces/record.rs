@@ -239,7 +239,7 @@ impl<'a> RecordLine<'a> {
 ///
 /// assert_eq!(RecordHeader::new().to_json(), r#"{"type":"murmur.record"}"#);
 /// assert_eq!(
-///     RecordHeader::new().with("version", 1).with("context_id", "ctx_1").to_json(),
+///     RecordHeader::new().with_field("version", 1).with_field("context_id", "ctx_1").to_json(),
 ///     r#"{"type":"murmur.record","version":1,"context_id":"ctx_1"}"#,
 /// );
 /// ```
@@ -267,11 +267,15 @@ impl RecordHeader {
     /// ```
     /// use fence_runtime::surfaces::RecordHeader;
     ///
-    /// let header = RecordHeader::new().with("a", 1).with("b", 2).with("a", 3).with("type", "x");
+    /// let header = RecordHeader::new()
+    ///     .with_field("a", 1)
+    ///     .with_field("b", 2)
+    ///     .with_field("a", 3)
+    ///     .with_field("type", "x");
     /// assert_eq!(header.to_json(), r#"{"type":"murmur.record","a":3,"b":2}"#);
     /// ```
     #[must_use]
-    pub fn with(mut self, key: impl Into<String>, value: impl Into<Value>) -> RecordHeader {
+    pub fn with_field(mut self, key: impl Into<String>, value: impl Into<Value>) -> RecordHeader {
         let key = key.into();
         if key == "type" {
             return self;

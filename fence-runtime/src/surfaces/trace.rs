@@ -152,7 +152,7 @@ fn byte_len(text: &str) -> u64 {
 /// let input = RawValue::from_string(r#"{"url":"https://example.com"}"#.into())?;
 /// let output = ToolOutput::ok(fence(&Source::tool("web-fetch"), "{\"status\":200}"));
 /// let event = ToolCallEvent::new(EventMeta::new("ses_1", 1_767_225_600_000, 1), "web-fetch", &input, &output, 40)
-///     .state_effect(StateEffect::Read);
+///     .with_state_effect(StateEffect::Read);
 /// assert_eq!(event.output_bytes(), output.content().as_str().len() as u64);
 /// assert_eq!(
 ///     event.to_json(),
@@ -227,7 +227,8 @@ impl<'a> ToolCallEvent<'a> {
         }
     }
 
-    /// Records the output text itself, for a capsule that opts into recording tool output.
+    /// Sets the `output` key: the output text itself, for a capsule that opts into recording
+    /// tool output.
     ///
     /// ```
     /// use fence_runtime::{fence, Source, ToolOutput};
@@ -236,12 +237,12 @@ impl<'a> ToolCallEvent<'a> {
     ///
     /// let input = RawValue::from_string("{}".into())?;
     /// let output = ToolOutput::ok(fence(&Source::tool("t"), "x"));
-    /// let event = ToolCallEvent::new(EventMeta::new("s", 0, 1), "t", &input, &output, 1).record_output();
+    /// let event = ToolCallEvent::new(EventMeta::new("s", 0, 1), "t", &input, &output, 1).with_output();
     /// assert!(event.to_json().contains(r#""output":"<untrusted-content source=tool:t>\nx\n</untrusted-content>","output_bytes":56"#));
     /// # Ok::<(), serde_json::Error>(())
     /// ```
     #[must_use]
-    pub fn record_output(mut self) -> ToolCallEvent<'a> {
+    pub fn with_output(mut self) -> ToolCallEvent<'a> {
         self.output = Some(self.output_text);
         self
     }
@@ -256,12 +257,12 @@ impl<'a> ToolCallEvent<'a> {
     /// let input = RawValue::from_string("{}".into())?;
     /// let output = ToolOutput::ok(fence(&Source::tool("t"), "x"));
     /// let event = ToolCallEvent::new(EventMeta::new("s", 0, 1), "t", &input, &output, 1)
-    ///     .state_effect(StateEffect::Mutate);
+    ///     .with_state_effect(StateEffect::Mutate);
     /// assert!(event.to_json().ends_with(r#""state_effect":"mutate"}"#));
     /// # Ok::<(), serde_json::Error>(())
     /// ```
     #[must_use]
-    pub fn state_effect(mut self, effect: StateEffect) -> ToolCallEvent<'a> {
+    pub fn with_state_effect(mut self, effect: StateEffect) -> ToolCallEvent<'a> {
         self.state_effect = Some(effect);
         self
     }
@@ -275,12 +276,12 @@ impl<'a> ToolCallEvent<'a> {
     ///
     /// let input = RawValue::from_string("{}".into())?;
     /// let output = ToolOutput::ok(fence(&Source::tool("t"), "x"));
-    /// let event = ToolCallEvent::new(EventMeta::new("s", 0, 1), "t", &input, &output, 1).resource_id("doc_9");
+    /// let event = ToolCallEvent::new(EventMeta::new("s", 0, 1), "t", &input, &output, 1).with_resource_id("doc_9");
     /// assert!(event.to_json().ends_with(r#""resource_id":"doc_9"}"#));
     /// # Ok::<(), serde_json::Error>(())
     /// ```
     #[must_use]
-    pub fn resource_id(mut self, id: &'a str) -> ToolCallEvent<'a> {
+    pub fn with_resource_id(mut self, id: &'a str) -> ToolCallEvent<'a> {
         self.resource_id = Some(id);
         self
     }
@@ -398,18 +399,20 @@ impl<'a> SkillCallEvent<'a> {
         }
     }
 
-    /// Marks the call as failed (its `skill.md` could not be returned).
+    /// Sets the call's status, `ok` unless set: [`Status::Error`] when the skill's `skill.md`
+    /// could not be returned.
     ///
     /// ```
     /// use fence_runtime::ModelContent;
-    /// use fence_runtime::surfaces::{EventMeta, SkillCallEvent};
+    /// use fence_runtime::surfaces::{EventMeta, SkillCallEvent, Status};
     ///
-    /// let event = SkillCallEvent::new(EventMeta::new("s", 0, 1), "triage", &ModelContent::skill_doc(""), 0).failed();
+    /// let event = SkillCallEvent::new(EventMeta::new("s", 0, 1), "triage", &ModelContent::skill_doc(""), 0)
+    ///     .with_status(Status::Error);
     /// assert!(event.to_json().ends_with(r#""status":"error"}"#));
     /// ```
     #[must_use]
-    pub fn failed(mut self) -> SkillCallEvent<'a> {
-        self.status = Status::Error;
+    pub fn with_status(mut self, status: Status) -> SkillCallEvent<'a> {
+        self.status = status;
         self
     }
 

@@ -286,7 +286,7 @@ fn check_frame(
 ///
 /// let output = ToolOutput::ok(fence(&Source::tool("bash"), "hello"));
 /// let mut encoder = SseEncoder::new();
-/// let capture = encoder.encode(&ArtifactFrame::tool_result("tsk_1", "bash", &output, CallMeta::new("c1", 3).exit_code(0)));
+/// let capture = encoder.encode(&ArtifactFrame::tool_result("tsk_1", "bash", &output, CallMeta::new("c1", 3).with_exit_code(0)));
 /// assert!(verify_stream(&read_sse(capture.as_bytes()), &VerifyContext::new()).is_empty());
 ///
 /// let float = capture.replace(r#""duration_ms":3"#, r#""duration_ms":1.5"#);
