@@ -228,22 +228,33 @@ fn with_unreadable<T>(report: &Report<T>, surface: Surface, mut out: Vec<Finding
     out
 }
 
-/// Checks one artifact frame on its own. An absent `fence_source` is read as a frame from a
-/// runtime that predates the key: the markers are read, and no label is missing.
+/// Checks one artifact frame on its own, as [`read_frame`](super::read_frame) read it: its
+/// findings are located on the artifact stream, at line 1 (the frame's one line of JSON), with
+/// no frame id. An absent `fence_source` is read as a frame from a runtime that predates the
+/// key: the markers are read, and no label is missing.
 ///
 /// ```
-/// use fence_runtime::surfaces::{read_frame, verify_frame, FindingKind, VerifyContext};
+/// use fence_runtime::surfaces::{read_frame, verify_frame, FindingKind, Location, Surface, VerifyContext};
 ///
 /// let frame = read_frame(r#"{"id":"t","artifact":{"tool_name":"web-fetch","content":"<untrusted-content source=tool:web-fetch>\n{}\n</untrusted-content>","fence_source":"tool:other"}}"#)?;
+/// let findings = verify_frame(&frame, &VerifyContext::new());
+/// assert_eq!(findings.len(), 1);
+/// assert_eq!(findings[0].location, Location::new(Surface::ArtifactStream, 1));
 /// assert_eq!(
-///     verify_frame(&frame, &VerifyContext::new()),
-///     [FindingKind::LabelMismatch { label: "tool:other".into(), markers: "tool:web-fetch".into() }],
+///     findings[0].kind,
+///     FindingKind::LabelMismatch { label: "tool:other".into(), markers: "tool:web-fetch".into() },
 /// );
 /// # Ok::<(), fence_runtime::surfaces::ReadError>(())
 /// ```
-pub fn verify_frame(frame: &ParsedFrame, context: &VerifyContext) -> Vec<FindingKind> {
+pub fn verify_frame(frame: &ParsedFrame, context: &VerifyContext) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    check_frame(&frame.artifact, false, context, &mut findings);
     let mut out = Vec::new();
-    check_frame(&frame.artifact, false, context, &mut out);
+    located(
+        findings,
+        &Location::new(Surface::ArtifactStream, 1),
+        &mut out,
+    );
     out
 }
 
