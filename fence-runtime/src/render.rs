@@ -443,7 +443,9 @@ impl std::io::Write for ContentWriter<'_> {
     }
 }
 
-/// A value could not render its content.
+/// A value could not render its content, and why: the error of the `Serialize`, `Display` or
+/// writer that failed, kept as its [`source`](core::error::Error::source), or a message of a
+/// hand-written renderer's own.
 ///
 /// ```
 /// use fence_runtime::RenderError;
@@ -451,46 +453,132 @@ impl std::io::Write for ContentWriter<'_> {
 /// let err = RenderError::new("map key must be a string");
 /// assert_eq!(err.to_string(), "could not render content: map key must be a string");
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// `?` on a `fmt::Error` (from `write!`), an `io::Error` (with the `std` feature) or a
+/// `serde_json::Error` (with the `serde` feature) makes one that keeps the error:
+///
+/// ```
+/// use std::error::Error;
+/// use fence_runtime::{fence_value, ContentWriter, Fenced, RenderError, Source};
+///
+/// struct Report { rows: Vec<Vec<u8>> }
+///
+/// impl Fenced for Report {
+///     fn render(&self, out: &mut ContentWriter<'_>) -> Result<(), RenderError> {
+///         for row in &self.rows {
+///             let text = std::str::from_utf8(row)
+///                 .map_err(|err| std::io::Error::new(std::io::ErrorKind::InvalidData, err))?;
+///             out.push_str(text);
+///         }
+///         Ok(())
+///     }
+/// }
+///
+/// let err = fence_value(&Source::tool("report"), &Report { rows: vec![vec![0xff]] }).unwrap_err();
+/// let cause = err.source().unwrap().downcast_ref::<std::io::Error>().unwrap();
+/// assert_eq!(cause.kind(), std::io::ErrorKind::InvalidData);
+/// ```
+#[derive(Debug)]
 pub struct RenderError {
-    message: Box<str>,
+    cause: Cause,
+}
+
+#[derive(Debug)]
+enum Cause {
+    /// A hand-written renderer's own message.
+    Message(Box<str>),
+    /// A `Display` implementation or a `fmt::Write` failed.
+    Fmt(fmt::Error),
+    #[cfg(feature = "std")]
+    Io(std::io::Error),
+    #[cfg(feature = "serde")]
+    Json(serde_json::Error),
 }
 
 impl RenderError {
-    /// An error with the given description.
+    /// An error with the given description, for a renderer of one's own; it has no
+    /// [`source`](core::error::Error::source).
     ///
     /// ```
-    /// assert_eq!(fence_runtime::RenderError::new("bad").message(), "bad");
+    /// use std::error::Error;
+    ///
+    /// let err = fence_runtime::RenderError::new("bad");
+    /// assert_eq!(err.to_string(), "could not render content: bad");
+    /// assert!(err.source().is_none());
     /// ```
+    #[must_use]
     pub fn new(message: impl fmt::Display) -> RenderError {
         RenderError {
-            message: message.to_string().into_boxed_str(),
+            cause: Cause::Message(message.to_string().into_boxed_str()),
         }
     }
 
-    /// What went wrong.
-    pub fn message(&self) -> &str {
-        &self.message
+    /// What went wrong, without the "could not render content" before it.
+    #[cfg(feature = "derive")]
+    pub(crate) fn cause(&self) -> &impl fmt::Display {
+        &self.cause
+    }
+}
+
+impl fmt::Display for Cause {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Cause::Message(message) => f.write_str(message),
+            Cause::Fmt(_) => {
+                f.write_str("a `Display` or `fmt::Write` implementation returned an error")
+            }
+            #[cfg(feature = "std")]
+            Cause::Io(err) => fmt::Display::fmt(err, f),
+            #[cfg(feature = "serde")]
+            Cause::Json(err) => fmt::Display::fmt(err, f),
+        }
     }
 }
 
 impl fmt::Display for RenderError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "could not render content: {}", self.message)
+        write!(f, "could not render content: {}", self.cause)
     }
 }
 
-impl core::error::Error for RenderError {}
+impl core::error::Error for RenderError {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        match &self.cause {
+            Cause::Message(_) => None,
+            Cause::Fmt(err) => Some(err),
+            #[cfg(feature = "std")]
+            Cause::Io(err) => Some(err),
+            #[cfg(feature = "serde")]
+            Cause::Json(err) => Some(err),
+        }
+    }
+}
 
 impl From<fmt::Error> for RenderError {
-    fn from(_: fmt::Error) -> Self {
-        RenderError::new("a `Display` or `fmt::Write` implementation returned an error")
+    /// A `Display` implementation or a `fmt::Write` failed: what `?` on `write!` gives.
+    fn from(err: fmt::Error) -> Self {
+        RenderError {
+            cause: Cause::Fmt(err),
+        }
     }
 }
 
 #[cfg(feature = "std")]
 impl From<std::io::Error> for RenderError {
+    /// An `io::Write` failed.
     fn from(err: std::io::Error) -> Self {
-        RenderError::new(err)
+        RenderError {
+            cause: Cause::Io(err),
+        }
+    }
+}
+
+#[cfg(feature = "serde")]
+impl From<serde_json::Error> for RenderError {
+    /// Serialising to JSON failed, as for a map whose keys are not strings.
+    fn from(err: serde_json::Error) -> Self {
+        RenderError {
+            cause: Cause::Json(err),
+        }
     }
 }
