@@ -375,6 +375,21 @@ impl From<FencedBlock> for ModelContent {
     }
 }
 
+impl From<ToolOutput> for ModelContent {
+    /// A tool's content, giving up its error flag: [`ToolOutput::into_content`].
+    ///
+    /// ```
+    /// use fence_runtime::{fence, ModelContent, Source, ToolOutput};
+    ///
+    /// let output = ToolOutput::error(fence(&Source::tool("t"), "boom"));
+    /// let content = ModelContent::from(output);
+    /// assert_eq!(content.fence_source(), Some("tool:t"));
+    /// ```
+    fn from(output: ToolOutput) -> Self {
+        output.into_content()
+    }
+}
+
 impl fmt::Debug for ModelContent {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut debug = f.debug_struct("ModelContent");

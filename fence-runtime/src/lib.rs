@@ -263,6 +263,39 @@ pub use crate::trust::{TaskOrigin, TaskProvenance, TrustClass, UnknownWireValue}
 #[cfg(feature = "std")]
 pub use crate::writer::{FenceWriter, FinishError};
 
+// Every public type can cross threads: an agent runtime fences on one task and sends on another.
+const _: () = {
+    const fn send_sync<T: Send + Sync>() {}
+    send_sync::<Source>();
+    send_sync::<SourceKind<'static>>();
+    send_sync::<ReservedSourceKind>();
+    send_sync::<FencedBlock>();
+    send_sync::<ParsedBlock<'static>>();
+    send_sync::<ParseError>();
+    send_sync::<ModelContent>();
+    send_sync::<ToolOutput>();
+    send_sync::<Exemption>();
+    send_sync::<TaskOrigin>();
+    send_sync::<TrustClass>();
+    send_sync::<TaskProvenance>();
+    send_sync::<UnknownWireValue>();
+    send_sync::<RenderError>();
+    send_sync::<ContentWriter<'static>>();
+    send_sync::<Neutraliser>();
+    send_sync::<FenceBuffer>();
+    #[cfg(feature = "std")]
+    {
+        send_sync::<FenceWriter<alloc::vec::Vec<u8>>>();
+        send_sync::<FinishError<FenceWriter<alloc::vec::Vec<u8>>>>();
+    }
+    #[cfg(feature = "tokio")]
+    {
+        send_sync::<AsyncFenceWriter<alloc::vec::Vec<u8>>>();
+        send_sync::<FinishError<AsyncFenceWriter<alloc::vec::Vec<u8>>>>();
+        send_sync::<ChildOutputError>();
+    }
+};
+
 /// Derives [`Fenced`](trait@Fenced) for a payload type: how it renders as fenced content, and,
 /// for a task payload, where it came from.
 ///

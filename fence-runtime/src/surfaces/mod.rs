@@ -225,6 +225,49 @@ pub use self::verify::{
 
 use crate::content::ModelContent;
 
+// Every public type can cross threads: a verifier may read on one thread and report on another.
+const _: () = {
+    const fn send_sync<T: Send + Sync>() {}
+    send_sync::<ArtifactFrame<'static>>();
+    send_sync::<CallMeta<'static>>();
+    send_sync::<ParsedArtifact>();
+    send_sync::<ParsedFrame>();
+    send_sync::<ResultKind>();
+    send_sync::<VerifyContext>();
+    send_sync::<Finding>();
+    send_sync::<FindingKind>();
+    send_sync::<Location>();
+    send_sync::<MarkerKind>();
+    send_sync::<MissingLabel>();
+    send_sync::<Surface>();
+    send_sync::<Counts>();
+    send_sync::<Label>();
+    send_sync::<LineError>();
+    send_sync::<Located<ParsedMessage>>();
+    send_sync::<Nullable<u64>>();
+    send_sync::<ReadError>();
+    send_sync::<Report<ParsedEvent>>();
+    send_sync::<ParsedMessage>();
+    send_sync::<Part>();
+    send_sync::<RecordHeader>();
+    send_sync::<RecordLine<'static>>();
+    send_sync::<RecordReport>();
+    send_sync::<SseEncoder>();
+    send_sync::<SseReader>();
+    send_sync::<StreamFrame>();
+    send_sync::<StreamReport>();
+    send_sync::<EventMeta<'static>>();
+    send_sync::<ParsedEvent>();
+    send_sync::<ParsedSkillCall>();
+    send_sync::<ParsedToolCall>();
+    send_sync::<SkillCallEvent<'static>>();
+    send_sync::<StateEffect>();
+    send_sync::<Status>();
+    send_sync::<ToolCallEvent<'static>>();
+    send_sync::<TraceReport>();
+    send_sync::<Markers<'static>>();
+};
+
 /// Text and the label that goes with it, taken together from one value. The writing types
 /// build their `content` and `fence_source` / `fence` keys from one of these, and only
 /// [`Labelled::of`] makes one.
