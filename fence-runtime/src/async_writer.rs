@@ -106,6 +106,7 @@ impl<W: AsyncWrite + Unpin> AsyncFenceWriter<W> {
     /// let writer = AsyncFenceWriter::new(tokio::io::sink(), &Source::tool("t"));
     /// assert_eq!(writer.source().as_str(), "tool:t");
     /// ```
+    #[must_use = "the writer only queues the opening marker: write the content to it, then finish it"]
     pub fn new(inner: W, source: &Source) -> AsyncFenceWriter<W> {
         AsyncFenceWriter {
             inner: Some(inner),

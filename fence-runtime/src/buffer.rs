@@ -69,6 +69,7 @@ impl FenceBuffer {
     /// let buffer = FenceBuffer::new(&Source::tool("bash"));
     /// assert_eq!(buffer.into_block().as_str(), "<untrusted-content source=tool:bash>\n\n</untrusted-content>");
     /// ```
+    #[must_use]
     pub fn new(source: &Source) -> FenceBuffer {
         FenceBuffer::with_capacity(source, 0)
     }
@@ -82,6 +83,7 @@ impl FenceBuffer {
     /// buffer.push_str("ok");
     /// assert_eq!(buffer.into_block().content(), "ok");
     /// ```
+    #[must_use]
     pub fn with_capacity(source: &Source, content: usize) -> FenceBuffer {
         let mut text = String::with_capacity(opener_len(source) + content + TAIL.len());
         push_opener(&mut text, source);
@@ -181,6 +183,7 @@ impl FenceBuffer {
     /// assert_eq!(buffer.held(), b"\xf0\x9f");
     /// assert_eq!(buffer.content_len(), "x </untrus".len());
     /// ```
+    #[must_use]
     pub fn held(&self) -> &[u8] {
         if self.partial_len > 0 {
             debug_assert!(self.neutraliser.held().is_empty());
@@ -208,6 +211,7 @@ impl FenceBuffer {
     /// let output = ToolOutput::error(buffer.into_truncated_block());
     /// assert!(output.content().as_str().contains("second line\n\n[!MURMUR-TRUNCATED!"));
     /// ```
+    #[must_use]
     pub fn content_len(&self) -> usize {
         self.text.len() - opener_len(&self.source)
     }
@@ -219,6 +223,7 @@ impl FenceBuffer {
     ///
     /// assert_eq!(FenceBuffer::new(&Source::tool("bash")).source().as_str(), "tool:bash");
     /// ```
+    #[must_use]
     pub fn source(&self) -> &Source {
         &self.source
     }

@@ -194,6 +194,7 @@ impl ChildOutputError {
     /// # Ok(())
     /// # }
     /// ```
+    #[must_use]
     pub fn error(&self) -> &io::Error {
         &self.error
     }
@@ -215,6 +216,7 @@ impl ChildOutputError {
     /// # Ok(())
     /// # }
     /// ```
+    #[must_use]
     pub fn output(&self) -> Option<&ToolOutput> {
         self.output.as_ref()
     }
@@ -236,6 +238,7 @@ impl ChildOutputError {
     /// # Ok(())
     /// # }
     /// ```
+    #[must_use]
     pub fn into_parts(self) -> (io::Error, Option<ToolOutput>) {
         (self.error, self.output)
     }

@@ -38,6 +38,7 @@ use crate::trust::TaskProvenance;
 /// assert_eq!(skill.exemption(), Some(Exemption::SkillDoc));
 /// ```
 #[derive(Clone, PartialEq, Eq, Hash)]
+#[must_use = "model content does nothing until it is handed to the model"]
 pub struct ModelContent {
     text: String,
     origin: Origin,
@@ -80,6 +81,7 @@ impl Exemption {
     /// ```
     /// assert_eq!(fence_runtime::Exemption::HookArtifact.as_str(), "hook-artifact");
     /// ```
+    #[must_use]
     pub const fn as_str(self) -> &'static str {
         match self {
             Exemption::SkillDoc => "skill-doc",
@@ -282,6 +284,7 @@ impl ModelContent {
     /// let msg = fence_runtime::ModelContent::model_text("hi");
     /// assert_eq!(msg.as_str(), "hi");
     /// ```
+    #[must_use]
     pub fn as_str(&self) -> &str {
         &self.text
     }
@@ -308,6 +311,7 @@ impl ModelContent {
     /// let content = ModelContent::from(fence(&source, "ok"));
     /// assert_eq!(content.source(), Some(&source));
     /// ```
+    #[must_use]
     pub fn source(&self) -> Option<&Source> {
         match &self.origin {
             Origin::Fenced(source) => Some(source),
@@ -322,6 +326,7 @@ impl ModelContent {
     ///
     /// assert_eq!(ModelContent::from(fence(&Source::tool("t"), "")).exemption(), None);
     /// ```
+    #[must_use]
     pub fn exemption(&self) -> Option<Exemption> {
         match self.origin {
             Origin::Fenced(_) => None,
@@ -334,6 +339,7 @@ impl ModelContent {
     /// ```
     /// assert!(!fence_runtime::ModelContent::model_text("hi").is_fenced());
     /// ```
+    #[must_use]
     pub fn is_fenced(&self) -> bool {
         matches!(self.origin, Origin::Fenced(_))
     }
@@ -344,6 +350,7 @@ impl ModelContent {
     /// let text: String = fence_runtime::ModelContent::model_text("hi").into_string();
     /// assert_eq!(text, "hi");
     /// ```
+    #[must_use]
     pub fn into_string(self) -> String {
         self.text
     }
@@ -423,6 +430,7 @@ impl AsRef<str> for ModelContent {
 /// assert_eq!(output.content().fence_source(), Some("tool:read-file"));
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[must_use = "a tool's output does nothing until it is handed back to the runtime"]
 pub struct ToolOutput {
     content: ModelContent,
     is_error: bool,
@@ -533,6 +541,7 @@ impl ToolOutput {
     ///
     /// assert!(!ToolOutput::ok(fence(&Source::tool("t"), "x")).is_error());
     /// ```
+    #[must_use]
     pub fn is_error(&self) -> bool {
         self.is_error
     }

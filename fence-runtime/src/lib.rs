@@ -215,6 +215,8 @@
 // Only `prefilter`'s vector code is `unsafe`, and it allows it for itself.
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
+// A dropped value from any of the crate's pure functions is a bug in the caller.
+#![warn(clippy::must_use_candidate)]
 
 extern crate alloc;
 #[cfg(any(feature = "std", test))]

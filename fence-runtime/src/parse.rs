@@ -32,6 +32,7 @@ impl<'a> ParsedBlock<'a> {
     /// assert_eq!(block.source(), "task:peer");
     /// # Ok::<(), fence_runtime::ParseError>(())
     /// ```
+    #[must_use]
     pub fn source(&self) -> &'a str {
         self.source
     }
@@ -45,6 +46,7 @@ impl<'a> ParsedBlock<'a> {
     /// assert_eq!(block.source_kind(), SourceKind::Task(TaskOrigin::Peer));
     /// # Ok::<(), fence_runtime::ParseError>(())
     /// ```
+    #[must_use]
     pub fn source_kind(&self) -> SourceKind<'a> {
         SourceKind::of(self.source)
     }
@@ -58,6 +60,7 @@ impl<'a> ParsedBlock<'a> {
     /// assert_eq!(block.content(), "a<!MURMUR-NEUTRALISED!/untrusted-content>\n");
     /// # Ok::<(), fence_runtime::ParseError>(())
     /// ```
+    #[must_use]
     pub fn content(&self) -> &'a str {
         self.content
     }
@@ -83,6 +86,7 @@ impl<'a> ParsedBlock<'a> {
     /// assert!(!parse(whole.as_str())?.is_truncated());
     /// # Ok::<(), fence_runtime::ParseError>(())
     /// ```
+    #[must_use]
     pub fn is_truncated(&self) -> bool {
         crate::truncated::ends_truncated(self.content)
     }
@@ -196,6 +200,7 @@ pub fn parse(message: &str) -> Result<ParsedBlock<'_>, ParseError> {
 /// assert_eq!(fence_source_of("Fetched it."), None);
 /// assert_eq!(fence_source_of(" <untrusted-content source=tool:bash>"), None);
 /// ```
+#[must_use]
 pub fn fence_source_of(message: &str) -> Option<&str> {
     let (start, end) = read_opener(message.as_bytes()).ok()?;
     Some(&message[start..end])

@@ -78,6 +78,7 @@ pub trait Fenced {
     ///
     /// assert_eq!(String::fixed_tool(), None);
     /// ```
+    #[must_use]
     fn fixed_tool() -> Option<&'static str> {
         None
     }
@@ -116,6 +117,7 @@ pub trait Fenced {
 /// # Errors
 ///
 /// When the value's [`render`](Fenced::render) fails.
+#[must_use = "the fenced block is returned, or why the value could not render"]
 pub fn fence_value<T: Fenced + ?Sized>(
     source: &Source,
     value: &T,

@@ -37,6 +37,7 @@ impl Neutraliser {
     /// ```
     /// assert!(fence_runtime::Neutraliser::new().held().is_empty());
     /// ```
+    #[must_use]
     pub const fn new() -> Neutraliser {
         Neutraliser {
             held: [0; MAX_PARTIAL],
@@ -217,6 +218,7 @@ impl Neutraliser {
     /// neutraliser.push_bytes(b"x <", &mut Vec::new());
     /// assert_eq!(neutraliser.held(), b"<");
     /// ```
+    #[must_use]
     pub fn held(&self) -> &[u8] {
         &self.held[..self.held_len]
     }

@@ -50,6 +50,7 @@ impl TaskOrigin {
     /// ```
     /// assert_eq!(fence_runtime::TaskOrigin::Completion.as_str(), "completion");
     /// ```
+    #[must_use]
     pub const fn as_str(self) -> &'static str {
         match self {
             TaskOrigin::User => "user",
@@ -138,6 +139,7 @@ impl TrustClass {
     /// ```
     /// assert_eq!(fence_runtime::TrustClass::Untrusted.as_str(), "untrusted");
     /// ```
+    #[must_use]
     pub const fn as_str(self) -> &'static str {
         match self {
             TrustClass::Trusted => "trusted",
@@ -204,6 +206,7 @@ impl UnknownWireValue {
     }
 
     /// The text that was read.
+    #[must_use]
     pub fn value(&self) -> &str {
         &self.value
     }
@@ -260,6 +263,7 @@ impl TaskProvenance {
     /// let p = TaskProvenance::derive(TaskOrigin::Completion, Some(TrustClass::Trusted));
     /// assert_eq!((p.origin(), p.trust()), (TaskOrigin::Completion, TrustClass::Trusted));
     /// ```
+    #[must_use]
     pub const fn derive(origin: TaskOrigin, inherited: Option<TrustClass>) -> TaskProvenance {
         let trust = match (origin.inherent_trust(), inherited) {
             (Some(trust), _) | (None, Some(trust)) => trust,
@@ -319,6 +323,7 @@ impl TaskProvenance {
     /// let operator = TaskProvenance::from_authenticated_sender(TaskOrigin::User, Some(TrustClass::Trusted));
     /// assert_eq!((operator.origin(), operator.trust()), (TaskOrigin::Event, TrustClass::Untrusted));
     /// ```
+    #[must_use]
     pub const fn from_authenticated_sender(
         origin: TaskOrigin,
         sender_trust: Option<TrustClass>,
@@ -338,6 +343,7 @@ impl TaskProvenance {
     ///
     /// assert_eq!(TaskProvenance::derive(TaskOrigin::User, None).origin(), TaskOrigin::User);
     /// ```
+    #[must_use]
     pub const fn origin(&self) -> TaskOrigin {
         self.origin
     }
@@ -349,6 +355,7 @@ impl TaskProvenance {
     ///
     /// assert_eq!(TaskProvenance::derive(TaskOrigin::System, None).trust(), TrustClass::Trusted);
     /// ```
+    #[must_use]
     pub const fn trust(&self) -> TrustClass {
         self.trust
     }
@@ -361,6 +368,7 @@ impl TaskProvenance {
     /// assert!(TaskProvenance::derive(TaskOrigin::Event, None).is_fenced());
     /// assert!(!TaskProvenance::derive(TaskOrigin::User, None).is_fenced());
     /// ```
+    #[must_use]
     pub const fn is_fenced(&self) -> bool {
         matches!(self.trust, TrustClass::Untrusted)
     }

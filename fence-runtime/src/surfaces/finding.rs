@@ -299,6 +299,7 @@ impl FindingKind {
     ///
     /// assert!(FindingKind::UnfencedToolResult { error: ParseError::NoOpener }.is_error());
     /// ```
+    #[must_use]
     pub fn is_error(&self) -> bool {
         !matches!(
             self,
@@ -314,6 +315,7 @@ impl FindingKind {
     /// let kind = FindingKind::FenceWithoutLabel { label: MissingLabel::Null, markers: "tool:t".into() };
     /// assert_eq!(kind.name(), "fence-without-label");
     /// ```
+    #[must_use]
     pub fn name(&self) -> &'static str {
         match self {
             FindingKind::UnreadableUnit { .. } => "unreadable-unit",
@@ -472,6 +474,7 @@ impl Finding {
     /// );
     /// assert!(!finding.is_error());
     /// ```
+    #[must_use]
     pub fn is_error(&self) -> bool {
         self.kind.is_error()
     }

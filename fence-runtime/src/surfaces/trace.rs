@@ -33,6 +33,7 @@ impl<'a> EventMeta<'a> {
     /// let meta = fence_runtime::surfaces::EventMeta::new("ses_1", 5, 1);
     /// assert_eq!(meta.session_id(), "ses_1");
     /// ```
+    #[must_use]
     pub const fn new(session_id: &'a str, timestamp_ms: u64, turn: u32) -> EventMeta<'a> {
         EventMeta {
             session_id,
@@ -46,6 +47,7 @@ impl<'a> EventMeta<'a> {
     /// ```
     /// assert_eq!(fence_runtime::surfaces::EventMeta::new("s", 0, 0).session_id(), "s");
     /// ```
+    #[must_use]
     pub const fn session_id(&self) -> &'a str {
         self.session_id
     }
@@ -55,6 +57,7 @@ impl<'a> EventMeta<'a> {
     /// ```
     /// assert_eq!(fence_runtime::surfaces::EventMeta::new("s", 42, 0).timestamp_ms(), 42);
     /// ```
+    #[must_use]
     pub const fn timestamp_ms(&self) -> u64 {
         self.timestamp
     }
@@ -64,6 +67,7 @@ impl<'a> EventMeta<'a> {
     /// ```
     /// assert_eq!(fence_runtime::surfaces::EventMeta::new("s", 0, 7).turn(), 7);
     /// ```
+    #[must_use]
     pub const fn turn(&self) -> u32 {
         self.turn
     }
@@ -92,6 +96,7 @@ impl Status {
     /// ```
     /// assert_eq!(fence_runtime::surfaces::Status::Ok.as_str(), "ok");
     /// ```
+    #[must_use]
     pub const fn as_str(self) -> &'static str {
         match self {
             Status::Ok => "ok",
@@ -123,6 +128,7 @@ impl StateEffect {
     /// ```
     /// assert_eq!(fence_runtime::surfaces::StateEffect::Read.as_str(), "read");
     /// ```
+    #[must_use]
     pub const fn as_str(self) -> &'static str {
         match self {
             StateEffect::Read => "read",
@@ -197,6 +203,7 @@ impl<'a> ToolCallEvent<'a> {
     /// assert_eq!(event.output_bytes(), 46);
     /// # Ok::<(), serde_json::Error>(())
     /// ```
+    #[must_use]
     pub fn new(
         meta: EventMeta<'a>,
         tool_name: &'a str,
@@ -299,6 +306,7 @@ impl<'a> ToolCallEvent<'a> {
     /// assert_eq!(event.output_bytes(), "<untrusted-content source=tool:t>\n\n</untrusted-content>".len() as u64);
     /// # Ok::<(), serde_json::Error>(())
     /// ```
+    #[must_use]
     pub fn output_bytes(&self) -> u64 {
         self.output_bytes
     }
@@ -315,6 +323,7 @@ impl<'a> ToolCallEvent<'a> {
     /// assert_eq!(ToolCallEvent::new(EventMeta::new("s", 0, 1), "t", &input, &output, 1).status(), Status::Error);
     /// # Ok::<(), serde_json::Error>(())
     /// ```
+    #[must_use]
     pub fn status(&self) -> Status {
         self.status
     }
@@ -335,6 +344,7 @@ impl<'a> ToolCallEvent<'a> {
     /// assert!(ToolCallEvent::new(EventMeta::new("s", 0, 1), "t", &input, &output, 1).to_json().starts_with(r#"{"event_type":"tool_call""#));
     /// # Ok::<(), serde_json::Error>(())
     /// ```
+    #[must_use]
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("a tool_call event always serialises")
     }
@@ -381,6 +391,7 @@ impl<'a> SkillCallEvent<'a> {
     /// let event = SkillCallEvent::new(EventMeta::new("s", 0, 1), "triage", &ModelContent::skill_doc("four"), 0);
     /// assert_eq!(event.output_bytes(), 4);
     /// ```
+    #[must_use]
     pub fn new(
         meta: EventMeta<'a>,
         skill_name: &'a str,
@@ -424,6 +435,7 @@ impl<'a> SkillCallEvent<'a> {
     ///
     /// assert_eq!(SkillCallEvent::new(EventMeta::new("s", 0, 1), "k", &ModelContent::skill_doc("é"), 0).output_bytes(), 2);
     /// ```
+    #[must_use]
     pub fn output_bytes(&self) -> u64 {
         self.output_bytes
     }
@@ -440,6 +452,7 @@ impl<'a> SkillCallEvent<'a> {
     ///
     /// assert!(SkillCallEvent::new(EventMeta::new("s", 0, 1), "k", &ModelContent::skill_doc(""), 0).to_json().starts_with(r#"{"event_type":"skill_call""#));
     /// ```
+    #[must_use]
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("a skill_call event always serialises")
     }
@@ -570,6 +583,7 @@ pub type TraceReport = Report<ParsedEvent>;
 /// assert_eq!((report.counts.read, report.counts.skipped, report.counts.failed), (3, 1, 2));
 /// assert_eq!(report.errors[1].line, 3);
 /// ```
+#[must_use]
 pub fn read_trace(bytes: &[u8]) -> TraceReport {
     read_jsonl(bytes, |line| {
         let value = match parse_value(line) {

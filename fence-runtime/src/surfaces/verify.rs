@@ -49,6 +49,7 @@ impl<'a> Markers<'a> {
     /// assert_eq!(read_markers("<untrusted-content source=task:peer>\nx\n</untrusted-content>").source(), Some("task:peer"));
     /// assert_eq!(read_markers("x").source(), None);
     /// ```
+    #[must_use]
     pub fn source(&self) -> Option<&'a str> {
         match self {
             Markers::Block(block) => Some(block.source()),
@@ -80,6 +81,7 @@ impl<'a> Markers<'a> {
 ///     Markers::Malformed(ParseError::MissingSeparatorBeforeCloser),
 /// );
 /// ```
+#[must_use]
 pub fn read_markers(text: &str) -> Markers<'_> {
     match parse(text) {
         Ok(block) => Markers::Block(block),
@@ -246,6 +248,7 @@ fn with_unreadable<T>(report: &Report<T>, surface: Surface, mut out: Vec<Finding
 /// );
 /// # Ok::<(), fence_runtime::surfaces::ReadError>(())
 /// ```
+#[must_use]
 pub fn verify_frame(frame: &ParsedFrame, context: &VerifyContext) -> Vec<Finding> {
     let mut findings = Vec::new();
     check_frame(&frame.artifact, false, context, &mut findings);
@@ -304,6 +307,7 @@ fn check_frame(
 /// let findings = verify_stream(&read_sse(float.as_bytes()), &VerifyContext::new());
 /// assert_eq!(findings[0].kind.name(), "unreadable-unit");
 /// ```
+#[must_use]
 pub fn verify_stream(stream: &StreamReport, context: &VerifyContext) -> Vec<Finding> {
     let surface_labels = stream
         .items
@@ -350,6 +354,7 @@ pub fn verify_stream(stream: &StreamReport, context: &VerifyContext) -> Vec<Find
 /// let record = [RecordLine::tool_result("c1", &output).to_json(), RecordLine::assistant(&reply).to_json()].join("\n");
 /// assert!(verify_record(&read_record(record.as_bytes()), &VerifyContext::new()).is_empty());
 /// ```
+#[must_use]
 pub fn verify_record(record: &RecordReport, context: &VerifyContext) -> Vec<Finding> {
     let mut context = context.clone();
     context.learn_calls_from_record(record);
@@ -454,6 +459,7 @@ fn known_status(status: &str) -> bool {
 /// let findings = verify_trace(&trace, &VerifyContext::new());
 /// assert_eq!(findings[0].kind.name(), "unfenced-tool-result");
 /// ```
+#[must_use]
 pub fn verify_trace(trace: &TraceReport, context: &VerifyContext) -> Vec<Finding> {
     let mut out = Vec::new();
     for event in &trace.items {
