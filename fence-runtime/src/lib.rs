@@ -222,11 +222,6 @@ extern crate alloc;
 #[cfg(any(feature = "std", test))]
 extern crate std;
 
-#[cfg(feature = "tokio")]
-mod async_writer;
-mod buffer;
-#[cfg(feature = "tokio")]
-mod child;
 mod content;
 mod fence;
 mod marker;
@@ -238,32 +233,25 @@ mod source;
 mod stream;
 #[cfg(feature = "serde")]
 pub mod surfaces;
-mod truncated;
 mod trust;
-#[cfg(feature = "std")]
-mod writer;
 
 #[cfg(feature = "derive")]
 #[doc(hidden)]
 #[path = "private.rs"]
 pub mod __private;
 
-#[cfg(feature = "tokio")]
-pub use crate::async_writer::AsyncFenceWriter;
-pub use crate::buffer::FenceBuffer;
-#[cfg(feature = "tokio")]
-pub use crate::child::{ChildOutputError, fence_child_stdout};
 pub use crate::content::{Exemption, ModelContent, ToolOutput};
 pub use crate::fence::{FencedBlock, fence};
 pub use crate::neutralise::{NEUTRALISED_INFIX, neutralise, neutralise_bytes};
 pub use crate::parse::{ParseError, ParsedBlock, fence_source_of, parse};
 pub use crate::render::{ContentWriter, Fenced, FencedTask, RenderError, fence_value};
 pub use crate::source::{ReservedSourceKind, Source, SourceKind, sanitise_source_name};
-pub use crate::stream::Neutraliser;
-pub use crate::truncated::TRUNCATION_NOTICE;
-pub use crate::trust::{TaskOrigin, TaskProvenance, TrustClass, UnknownWireValue};
+#[cfg(feature = "tokio")]
+pub use crate::stream::{AsyncFenceWriter, ChildOutputError, fence_child_stdout};
+pub use crate::stream::{FenceBuffer, Neutraliser, TRUNCATION_NOTICE};
 #[cfg(feature = "std")]
-pub use crate::writer::{FenceWriter, FinishError};
+pub use crate::stream::{FenceWriter, FinishError};
+pub use crate::trust::{TaskOrigin, TaskProvenance, TrustClass, UnknownWireValue};
 
 // Every public type can cross threads: an agent runtime fences on one task and sends on another.
 const _: () = {

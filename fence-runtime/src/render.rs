@@ -8,9 +8,9 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::fmt;
 
-use crate::buffer::FenceBuffer;
 use crate::fence::{FencedBlock, fence};
 use crate::source::Source;
+use crate::stream::FenceBuffer;
 use crate::trust::TaskProvenance;
 
 /// A value that can be handed to a model as untrusted content, once fenced.

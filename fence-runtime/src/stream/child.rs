@@ -6,7 +6,7 @@ use std::io;
 use tokio::io::AsyncRead;
 use tokio::process::Child;
 
-use crate::buffer::FenceBuffer;
+use super::buffer::FenceBuffer;
 use crate::content::ToolOutput;
 use crate::source::Source;
 

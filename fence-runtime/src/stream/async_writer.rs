@@ -7,8 +7,8 @@ use std::io;
 
 use tokio::io::AsyncWrite;
 
+use super::fencing::{End, Fencing, FinishError, closed_error};
 use crate::source::Source;
-use crate::writer::{End, Fencing, FinishError, closed_error};
 
 /// Why `AsyncFenceWriter::inner` is always `Some` where it is read.
 const TAKEN: &str = "the inner writer is only taken by methods that consume the writer";

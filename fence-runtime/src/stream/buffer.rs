@@ -3,14 +3,11 @@
 use alloc::string::String;
 use core::fmt;
 
+use super::PIECE;
+use super::neutraliser::Neutraliser;
+use super::truncated::push_truncated_tail;
 use crate::fence::{FencedBlock, TAIL, opener_len, push_opener};
 use crate::source::Source;
-use crate::stream::Neutraliser;
-use crate::truncated::push_truncated_tail;
-
-/// Bytes written are checked as UTF-8 this many at a time, each piece neutralised and copied
-/// while it is still in the cache.
-const PIECE: usize = 8 * 1024;
 
 /// Fences content that arrives in pieces into a [`FencedBlock`] in memory: the way to a
 /// [`ToolOutput`](crate::ToolOutput) or [`ModelContent`](crate::ModelContent) at the end of a
