@@ -205,12 +205,15 @@
 //!
 //! - `std` (default): `std::io::Write` for [`ContentWriter`], and [`FenceWriter`]. Without it
 //!   the crate needs only `alloc`.
-//! - `serde` (default, implies `std`): the [`surfaces`] module — A2A artifact frames,
-//!   `conversation.jsonl` lines and `trace.jsonl` events, written from [`ModelContent`] so a
-//!   label cannot disagree with its bytes, and read and verified from any runtime version.
-//! - `derive` (implies `serde`): `#[derive(Fenced)]` and `#[fence_boundary]`.
+//! - `derive`: `#[derive(Fenced)]` and `#[fence_boundary]` (implies `serde`, for the JSON a
+//!   derived payload renders as).
+//! - `surfaces`: the [`surfaces`] module — A2A artifact frames, `conversation.jsonl` lines and
+//!   `trace.jsonl` events, written from [`ModelContent`] so a label cannot disagree with its
+//!   bytes, and read and verified from any runtime version (implies `serde`).
+//! - `serde`: JSON rendering alone: a [`RenderError`] keeps the `serde_json::Error` it was made
+//!   from (implies `std`).
 //! - `tokio`: `AsyncFenceWriter` for tokio's `AsyncWrite`, and `fence_child_stdout` for a
-//!   `tokio::process::Child`.
+//!   `tokio::process::Child` (implies `std`).
 #![no_std]
 // Only `prefilter`'s vector code is `unsafe`, and it allows it for itself.
 #![deny(unsafe_code)]
@@ -231,7 +234,7 @@ mod prefilter;
 mod render;
 mod source;
 mod stream;
-#[cfg(feature = "serde")]
+#[cfg(feature = "surfaces")]
 pub mod surfaces;
 mod trust;
 
