@@ -201,8 +201,10 @@
 //! [`ToolOutput`]: crate::ToolOutput
 
 mod artifact;
+mod check;
 mod classify;
 mod finding;
+mod markers;
 mod read;
 mod record;
 mod sse;
@@ -212,6 +214,7 @@ mod verify;
 pub use self::artifact::{ArtifactFrame, CallMeta, ParsedArtifact, ParsedFrame, read_frame};
 pub use self::classify::{ResultKind, VerifyContext};
 pub use self::finding::{Finding, FindingKind, Location, MarkerKind, MissingLabel, Surface};
+pub use self::markers::{Markers, read_markers};
 pub use self::read::{Counts, Label, LineError, Located, Nullable, ReadError, Report};
 pub use self::record::{ParsedMessage, Part, RecordHeader, RecordLine, RecordReport, read_record};
 pub use self::sse::{SseEncoder, SseReader, StreamFrame, StreamReport, read_sse};
@@ -219,9 +222,7 @@ pub use self::trace::{
     EventMeta, ParsedEvent, ParsedSkillCall, ParsedToolCall, SkillCallEvent, StateEffect, Status,
     ToolCallEvent, TraceReport, read_trace,
 };
-pub use self::verify::{
-    Markers, read_markers, verify_frame, verify_record, verify_stream, verify_trace,
-};
+pub use self::verify::{verify_frame, verify_record, verify_stream, verify_trace};
 
 use crate::content::ModelContent;
 
