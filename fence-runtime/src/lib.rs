@@ -214,7 +214,21 @@
 //!   from (implies `std`).
 //! - `tokio`: `AsyncFenceWriter` for tokio's `AsyncWrite`, and `fence_child_stdout` for a
 //!   `tokio::process::Child` (implies `std`).
+// Links to items a feature may leave out: to the item when it is built, else to docs.rs.
+#![cfg_attr(feature = "std", doc = "", doc = "[`FenceWriter`]: crate::FenceWriter")]
+#![cfg_attr(
+    not(feature = "std"),
+    doc = "",
+    doc = "[`FenceWriter`]: https://docs.rs/fence-runtime/latest/fence_runtime/struct.FenceWriter.html"
+)]
+#![cfg_attr(feature = "surfaces", doc = "", doc = "[`surfaces`]: crate::surfaces")]
+#![cfg_attr(
+    not(feature = "surfaces"),
+    doc = "",
+    doc = "[`surfaces`]: https://docs.rs/fence-runtime/latest/fence_runtime/surfaces/index.html"
+)]
 #![no_std]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 // Only `prefilter`'s vector code is `unsafe`, and it allows it for itself.
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
@@ -235,6 +249,7 @@ mod render;
 mod source;
 mod stream;
 #[cfg(feature = "surfaces")]
+#[cfg_attr(docsrs, doc(cfg(feature = "surfaces")))]
 pub mod surfaces;
 mod trust;
 
@@ -381,6 +396,7 @@ const _: () = {
 /// without `task`, `content` on two fields or with `display`, `tool` with `task`, an invalid
 /// tool name, or a union. All errors are reported at once.
 #[cfg(feature = "derive")]
+#[cfg_attr(docsrs, doc(cfg(feature = "derive")))]
 pub use fence_macros::Fenced;
 
 /// Makes a tool handler (or task source) return fenced content: the function's return type
@@ -434,4 +450,5 @@ pub use fence_macros::Fenced;
 /// [`ModelContent::skill_doc`]), be a `const fn`, return `()`, or return an already fenced
 /// type; each is a compile error that says what to do.
 #[cfg(feature = "derive")]
+#[cfg_attr(docsrs, doc(cfg(feature = "derive")))]
 pub use fence_macros::fence_boundary;

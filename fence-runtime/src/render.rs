@@ -293,6 +293,12 @@ impl<T: Fenced + ?Sized> Fenced for Arc<T> {
 /// assert!(block.content().ends_with(".<!MURMUR-NEUTRALISED!/untrusted-content>"));
 /// # Ok::<(), RenderError>(())
 /// ```
+#[cfg_attr(feature = "std", doc = "", doc = "[`std::io::Write`]: std::io::Write")]
+#[cfg_attr(
+    not(feature = "std"),
+    doc = "",
+    doc = "[`std::io::Write`]: https://doc.rust-lang.org/std/io/trait.Write.html"
+)]
 pub struct ContentWriter<'a> {
     sink: Sink<'a>,
     /// Bytes written to a fenced sink and not yet pushed into the block. Renderers such as
@@ -427,6 +433,7 @@ impl fmt::Write for ContentWriter<'_> {
 }
 
 #[cfg(feature = "std")]
+#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 impl std::io::Write for ContentWriter<'_> {
     #[inline]
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
@@ -566,6 +573,7 @@ impl From<fmt::Error> for RenderError {
 }
 
 #[cfg(feature = "std")]
+#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 impl From<std::io::Error> for RenderError {
     /// An `io::Write` failed.
     fn from(err: std::io::Error) -> Self {
@@ -576,6 +584,7 @@ impl From<std::io::Error> for RenderError {
 }
 
 #[cfg(feature = "serde")]
+#[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
 impl From<serde_json::Error> for RenderError {
     /// Serialising to JSON failed, as for a map whose keys are not strings.
     fn from(err: serde_json::Error) -> Self {

@@ -88,6 +88,7 @@ const TAKEN: &str = "the inner writer is only taken by methods that consume the 
 /// # Ok(())
 /// # }
 /// ```
+#[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
 pub struct AsyncFenceWriter<W: AsyncWrite + Unpin> {
     /// `None` once `finish` has taken it.
     inner: Option<W>,

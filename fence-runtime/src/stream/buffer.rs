@@ -36,7 +36,7 @@ use crate::source::Source;
 /// writes is joined back intact, and each sequence that is not UTF-8 becomes U+FFFD, exactly
 /// as [`String::from_utf8_lossy`] of all the bytes would have it. Markers are ASCII, so the
 /// replacement never makes or breaks one. (To keep bytes as they are, fence them into any
-/// `std::io::Write` with [`FenceWriter`](crate::FenceWriter).)
+/// `std::io::Write` with [`FenceWriter`].)
 ///
 /// ```
 /// use fence_runtime::{FenceBuffer, Source};
@@ -47,6 +47,12 @@ use crate::source::Source;
 /// assert_eq!(buffer.into_block().content(), "café \u{fffd}");
 /// ```
 #[derive(Clone, Debug)]
+#[cfg_attr(feature = "std", doc = "", doc = "[`FenceWriter`]: crate::FenceWriter")]
+#[cfg_attr(
+    not(feature = "std"),
+    doc = "",
+    doc = "[`FenceWriter`]: https://docs.rs/fence-runtime/latest/fence_runtime/struct.FenceWriter.html"
+)]
 pub struct FenceBuffer {
     /// The opening marker and the content so far, neutralised.
     text: String,
@@ -371,6 +377,7 @@ impl fmt::Write for FenceBuffer {
 }
 
 #[cfg(feature = "std")]
+#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 impl std::io::Write for FenceBuffer {
     fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
         self.push_bytes(bytes);
@@ -388,6 +395,7 @@ impl std::io::Write for FenceBuffer {
 }
 
 #[cfg(feature = "tokio")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
 impl tokio::io::AsyncWrite for FenceBuffer {
     fn poll_write(
         self: core::pin::Pin<&mut Self>,

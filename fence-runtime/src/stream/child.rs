@@ -88,6 +88,7 @@ use crate::source::Source;
 ///
 /// The child is not killed: it runs on, as the caller's `Command` set it up (see
 /// [`kill_on_drop`](tokio::process::Command::kill_on_drop)).
+#[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
 pub async fn fence_child_stdout(
     child: &mut Child,
     source: &Source,
@@ -164,6 +165,7 @@ async fn fence_output(
 /// # }
 /// ```
 #[derive(Debug)]
+#[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
 pub struct ChildOutputError {
     error: io::Error,
     failed: Failed,

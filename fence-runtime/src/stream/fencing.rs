@@ -156,6 +156,7 @@ pub(crate) fn closed_error() -> io::Error {
 /// # Ok::<(), std::io::Error>(())
 /// ```
 #[derive(Debug)]
+#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 pub struct FinishError<T> {
     error: io::Error,
     writer: T,

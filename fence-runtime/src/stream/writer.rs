@@ -93,6 +93,7 @@ const TAKEN: &str = "the inner writer is only taken by methods that consume the 
 /// [`ToolOutput::ok`](crate::ToolOutput::ok) at the end of a streamed tool call — write to a
 /// [`FenceBuffer`](crate::FenceBuffer) instead: it is an `io::Write` too, and builds the block's
 /// text as the content arrives.
+#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 pub struct FenceWriter<W: Write> {
     /// `None` once `finish` has taken it.
     inner: Option<W>,
