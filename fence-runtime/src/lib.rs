@@ -258,6 +258,11 @@ mod trust;
 #[path = "private.rs"]
 pub mod __private;
 
+// The crate's README (on crates.io) is compiled and run with the doc examples.
+#[cfg(all(doctest, feature = "derive"))]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
 pub use crate::content::{Exemption, ModelContent, ToolOutput};
 pub use crate::fence::{FencedBlock, fence};
 pub use crate::neutralise::{NEUTRALISED_INFIX, neutralise, neutralise_bytes};
