@@ -33,6 +33,7 @@ use crate::source::Source;
 /// use tokio::process::Command;
 /// use fence_runtime::{fence_child_stdout, Source};
 ///
+/// # #[cfg(unix)]
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> std::io::Result<()> {
 /// let mut child = Command::new("sh")
@@ -49,6 +50,7 @@ use crate::source::Source;
 /// );
 /// # Ok(())
 /// # }
+/// # #[cfg(not(unix))] fn main() {}
 /// ```
 ///
 /// # Output cut short
@@ -63,6 +65,7 @@ use crate::source::Source;
 /// # use std::process::Stdio;
 /// # use tokio::process::Command;
 /// # use fence_runtime::{fence_child_stdout, parse, Source};
+/// # #[cfg(unix)]
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> std::io::Result<()> {
 /// let mut child = Command::new("sh")
@@ -74,6 +77,7 @@ use crate::source::Source;
 /// assert!(parse(output.content().as_str()).unwrap().is_truncated());
 /// # Ok(())
 /// # }
+/// # #[cfg(not(unix))] fn main() {}
 /// ```
 ///
 /// # Errors
@@ -150,6 +154,7 @@ async fn fence_output(
 /// use tokio::process::Command;
 /// use fence_runtime::{fence_child_stdout, Source};
 ///
+/// # #[cfg(unix)]
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> std::io::Result<()> {
 /// let mut child = Command::new("true").stdout(Stdio::null()).spawn()?;
@@ -163,6 +168,7 @@ async fn fence_output(
 /// child.wait().await?;
 /// # Ok(())
 /// # }
+/// # #[cfg(not(unix))] fn main() {}
 /// ```
 #[derive(Debug)]
 #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
@@ -187,6 +193,7 @@ impl ChildOutputError {
     /// # use std::process::Stdio;
     /// # use tokio::process::Command;
     /// # use fence_runtime::{fence_child_stdout, Source};
+    /// # #[cfg(unix)]
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> std::io::Result<()> {
     /// let mut child = Command::new("true").spawn()?; // stdout not piped
@@ -195,6 +202,7 @@ impl ChildOutputError {
     /// # child.wait().await?;
     /// # Ok(())
     /// # }
+    /// # #[cfg(not(unix))] fn main() {}
     /// ```
     #[must_use]
     pub fn error(&self) -> &io::Error {
@@ -209,6 +217,7 @@ impl ChildOutputError {
     /// # use std::process::Stdio;
     /// # use tokio::process::Command;
     /// # use fence_runtime::{fence_child_stdout, Source};
+    /// # #[cfg(unix)]
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> std::io::Result<()> {
     /// let mut child = Command::new("true").spawn()?;
@@ -217,6 +226,7 @@ impl ChildOutputError {
     /// # child.wait().await?;
     /// # Ok(())
     /// # }
+    /// # #[cfg(not(unix))] fn main() {}
     /// ```
     #[must_use]
     pub fn output(&self) -> Option<&ToolOutput> {
@@ -229,6 +239,7 @@ impl ChildOutputError {
     /// # use std::process::Stdio;
     /// # use tokio::process::Command;
     /// # use fence_runtime::{fence_child_stdout, Source};
+    /// # #[cfg(unix)]
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> std::io::Result<()> {
     /// let mut child = Command::new("true").spawn()?;
@@ -239,6 +250,7 @@ impl ChildOutputError {
     /// # child.wait().await?;
     /// # Ok(())
     /// # }
+    /// # #[cfg(not(unix))] fn main() {}
     /// ```
     #[must_use]
     pub fn into_parts(self) -> (io::Error, Option<ToolOutput>) {
@@ -273,7 +285,8 @@ impl From<ChildOutputError> for io::Error {
     }
 }
 
-#[cfg(test)]
+// The test spawns `sh`.
+#[cfg(all(test, unix))]
 mod tests {
     use alloc::string::ToString;
     use core::pin::Pin;
