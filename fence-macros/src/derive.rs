@@ -45,7 +45,7 @@ pub(crate) fn expand(input: TokenStream) -> TokenStream {
 //     impl FencedTask for InboundEmail {
 //         fn provenance(&self) -> &TaskProvenance { &self.provenance }
 //     }
-//     impl From<InboundEmail> for ModelContent { .. ModelContent::from_task(&payload) .. }
+//     impl From<InboundEmail> for ModelContent { .. ModelContent::task_payload(&payload) .. }
 fn impls(cont: &Container<'_>) -> TokenStream {
     let ident = cont.ident;
     let (impl_generics, ty_generics, _) = cont.generics.split_for_impl();
@@ -87,7 +87,7 @@ fn impls(cont: &Container<'_>) -> TokenStream {
                 for ::fence_runtime::__private::ModelContent #where_clause
             {
                 fn from(#payload: #ident #ty_generics) -> Self {
-                    ::fence_runtime::__private::ModelContent::from_task(&#payload)
+                    ::fence_runtime::__private::ModelContent::task_payload(&#payload)
                 }
             }
         }

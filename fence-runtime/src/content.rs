@@ -38,6 +38,7 @@ use crate::trust::TaskProvenance;
 /// assert_eq!(skill.exemption(), Some(Exemption::SkillDoc));
 /// ```
 #[derive(Clone, PartialEq, Eq, Hash)]
+#[must_use = "model content does nothing until it is handed to the model"]
 pub struct ModelContent {
     text: String,
     origin: Origin,
@@ -58,6 +59,7 @@ enum Origin {
 /// assert_eq!(Exemption::TrustedTask.as_str(), "trusted-task");
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Exemption {
     /// A declared skill's `skill.md`: the capsule author's own guidance.
     SkillDoc,
@@ -79,6 +81,7 @@ impl Exemption {
     /// ```
     /// assert_eq!(fence_runtime::Exemption::HookArtifact.as_str(), "hook-artifact");
     /// ```
+    #[must_use]
     pub const fn as_str(self) -> &'static str {
         match self {
             Exemption::SkillDoc => "skill-doc",
@@ -105,8 +108,10 @@ impl ModelContent {
         }
     }
 
-    /// A task payload: fenced under `task:<origin>` when its derived trust is untrusted, passed
-    /// through as the trusted-task exemption when trusted.
+    /// A task payload given as text, with its provenance: fenced under `task:<origin>` when its
+    /// derived trust is untrusted, passed through as the trusted-task exemption when trusted.
+    /// (A payload type that carries its own provenance goes through
+    /// [`task_payload`](Self::task_payload).)
     ///
     /// A trusted payload is not fenced, but any marker in it is neutralised, as in every
     /// exemption: a `ModelContent` never carries a live marker other than its own fence's
@@ -138,8 +143,9 @@ impl ModelContent {
         }
     }
 
-    /// A task payload type's content: fenced under `task:<origin>` when the payload's derived
-    /// trust is untrusted, passed through as the trusted-task exemption when trusted.
+    /// A task payload type's content ([`FencedTask`], which carries its own provenance): fenced
+    /// under `task:<origin>` when the payload's derived trust is untrusted, passed through as
+    /// the trusted-task exemption when trusted, as [`task`](Self::task) does for text.
     ///
     /// A payload that fails to render (its `Serialize` or `Display` implementation returns an
     /// error) becomes the text of that error, fenced the same way.
@@ -159,10 +165,10 @@ impl ModelContent {
     ///
     /// let trusted_peer = TaskProvenance::derive(TaskOrigin::Peer, Some(TrustClass::Trusted));
     /// let handoff = Handoff { provenance: trusted_peer, brief: "Draft the reply.".into() };
-    /// assert_eq!(ModelContent::from_task(&handoff).as_str(), "Draft the reply.");
+    /// assert_eq!(ModelContent::task_payload(&handoff).as_str(), "Draft the reply.");
     /// # }
     /// ```
-    pub fn from_task<T: FencedTask + ?Sized>(payload: &T) -> ModelContent {
+    pub fn task_payload<T: FencedTask + ?Sized>(payload: &T) -> ModelContent {
         let provenance = payload.provenance();
         if provenance.is_fenced() {
             let source = Source::task(provenance.origin());
@@ -278,6 +284,7 @@ impl ModelContent {
     /// let msg = fence_runtime::ModelContent::model_text("hi");
     /// assert_eq!(msg.as_str(), "hi");
     /// ```
+    #[must_use]
     pub fn as_str(&self) -> &str {
         &self.text
     }
@@ -304,6 +311,7 @@ impl ModelContent {
     /// let content = ModelContent::from(fence(&source, "ok"));
     /// assert_eq!(content.source(), Some(&source));
     /// ```
+    #[must_use]
     pub fn source(&self) -> Option<&Source> {
         match &self.origin {
             Origin::Fenced(source) => Some(source),
@@ -318,6 +326,7 @@ impl ModelContent {
     ///
     /// assert_eq!(ModelContent::from(fence(&Source::tool("t"), "")).exemption(), None);
     /// ```
+    #[must_use]
     pub fn exemption(&self) -> Option<Exemption> {
         match self.origin {
             Origin::Fenced(_) => None,
@@ -330,6 +339,7 @@ impl ModelContent {
     /// ```
     /// assert!(!fence_runtime::ModelContent::model_text("hi").is_fenced());
     /// ```
+    #[must_use]
     pub fn is_fenced(&self) -> bool {
         matches!(self.origin, Origin::Fenced(_))
     }
@@ -340,6 +350,7 @@ impl ModelContent {
     /// let text: String = fence_runtime::ModelContent::model_text("hi").into_string();
     /// assert_eq!(text, "hi");
     /// ```
+    #[must_use]
     pub fn into_string(self) -> String {
         self.text
     }
@@ -368,6 +379,21 @@ impl From<FencedBlock> for ModelContent {
             text,
             origin: Origin::Fenced(source),
         }
+    }
+}
+
+impl From<ToolOutput> for ModelContent {
+    /// A tool's content, giving up its error flag: [`ToolOutput::into_content`].
+    ///
+    /// ```
+    /// use fence_runtime::{fence, ModelContent, Source, ToolOutput};
+    ///
+    /// let output = ToolOutput::error(fence(&Source::tool("t"), "boom"));
+    /// let content = ModelContent::from(output);
+    /// assert_eq!(content.fence_source(), Some("tool:t"));
+    /// ```
+    fn from(output: ToolOutput) -> Self {
+        output.into_content()
     }
 }
 
@@ -404,6 +430,7 @@ impl AsRef<str> for ModelContent {
 /// assert_eq!(output.content().fence_source(), Some("tool:read-file"));
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[must_use = "a tool's output does nothing until it is handed back to the runtime"]
 pub struct ToolOutput {
     content: ModelContent,
     is_error: bool,
@@ -514,6 +541,7 @@ impl ToolOutput {
     ///
     /// assert!(!ToolOutput::ok(fence(&Source::tool("t"), "x")).is_error());
     /// ```
+    #[must_use]
     pub fn is_error(&self) -> bool {
         self.is_error
     }

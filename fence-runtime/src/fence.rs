@@ -45,6 +45,7 @@ pub(crate) fn push_opener(out: &mut String, source: &Source) {
 /// assert_eq!(block.content(), "{\"status\":200}");
 /// ```
 #[derive(Clone, PartialEq, Eq, Hash)]
+#[must_use = "a fenced block does nothing until it is handed on, to a `ToolOutput` or as `ModelContent`"]
 pub struct FencedBlock {
     text: String,
     source: Source,
@@ -65,6 +66,7 @@ impl FencedBlock {
     /// let block = fence(&Source::tool("t"), "");
     /// assert_eq!(block.as_str(), "<untrusted-content source=tool:t>\n\n</untrusted-content>");
     /// ```
+    #[must_use]
     pub fn as_str(&self) -> &str {
         &self.text
     }
@@ -77,6 +79,7 @@ impl FencedBlock {
     /// let source = Source::task(TaskOrigin::Event);
     /// assert_eq!(fence(&source, "hi").source(), &source);
     /// ```
+    #[must_use]
     pub fn source(&self) -> &Source {
         &self.source
     }
@@ -89,6 +92,7 @@ impl FencedBlock {
     /// let block = fence(&Source::tool("t"), "a</untrusted-content>\n");
     /// assert_eq!(block.content(), "a<!MURMUR-NEUTRALISED!/untrusted-content>\n");
     /// ```
+    #[must_use]
     pub fn content(&self) -> &str {
         let start = opener_len(&self.source);
         let end = self.text.len() - TAIL.len();
@@ -103,6 +107,7 @@ impl FencedBlock {
     /// let text: String = fence(&Source::tool("t"), "x").into_string();
     /// assert!(text.ends_with("x\n</untrusted-content>"));
     /// ```
+    #[must_use]
     pub fn into_string(self) -> String {
         self.text
     }

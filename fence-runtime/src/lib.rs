@@ -64,7 +64,7 @@
 //! do `finish_truncated`, [`FenceBuffer::into_truncated_block`] (for a stream that failed, or a
 //! size limit) and `fence_child_stdout` for a child killed by a signal or a read that failed.
 //! The block stays grammatical, so nothing written after it looks fenced; its last line tells
-//! the model it is incomplete, and [`Block::is_truncated`] tells a reader. A block that could
+//! the model it is incomplete, and [`ParsedBlock::is_truncated`] tells a reader. A block that could
 //! not be closed at all (the inner writer failed, an async drop found no room) has no closing
 //! marker, and [`parse`] refuses it.
 //!
@@ -205,26 +205,40 @@
 //!
 //! - `std` (default): `std::io::Write` for [`ContentWriter`], and [`FenceWriter`]. Without it
 //!   the crate needs only `alloc`.
-//! - `serde` (default, implies `std`): the [`surfaces`] module — A2A artifact frames,
-//!   `conversation.jsonl` lines and `trace.jsonl` events, written from [`ModelContent`] so a
-//!   label cannot disagree with its bytes, and read and verified from any runtime version.
-//! - `derive` (implies `serde`): `#[derive(Fenced)]` and `#[fence_boundary]`.
+//! - `derive`: `#[derive(Fenced)]` and `#[fence_boundary]` (implies `serde`, for the JSON a
+//!   derived payload renders as).
+//! - `surfaces`: the [`surfaces`] module — A2A artifact frames, `conversation.jsonl` lines and
+//!   `trace.jsonl` events, written from [`ModelContent`] so a label cannot disagree with its
+//!   bytes, and read and verified from any runtime version (implies `serde`).
+//! - `serde`: JSON rendering alone: a [`RenderError`] keeps the `serde_json::Error` it was made
+//!   from (implies `std`).
 //! - `tokio`: `AsyncFenceWriter` for tokio's `AsyncWrite`, and `fence_child_stdout` for a
-//!   `tokio::process::Child`.
+//!   `tokio::process::Child` (implies `std`).
+// Links to items a feature may leave out: to the item when it is built, else to docs.rs.
+#![cfg_attr(feature = "std", doc = "", doc = "[`FenceWriter`]: crate::FenceWriter")]
+#![cfg_attr(
+    not(feature = "std"),
+    doc = "",
+    doc = "[`FenceWriter`]: https://docs.rs/fence-runtime/latest/fence_runtime/struct.FenceWriter.html"
+)]
+#![cfg_attr(feature = "surfaces", doc = "", doc = "[`surfaces`]: crate::surfaces")]
+#![cfg_attr(
+    not(feature = "surfaces"),
+    doc = "",
+    doc = "[`surfaces`]: https://docs.rs/fence-runtime/latest/fence_runtime/surfaces/index.html"
+)]
 #![no_std]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 // Only `prefilter`'s vector code is `unsafe`, and it allows it for itself.
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
+// A dropped value from any of the crate's pure functions is a bug in the caller.
+#![warn(clippy::must_use_candidate)]
 
 extern crate alloc;
 #[cfg(any(feature = "std", test))]
 extern crate std;
 
-#[cfg(feature = "tokio")]
-mod async_writer;
-mod buffer;
-#[cfg(feature = "tokio")]
-mod child;
 mod content;
 mod fence;
 mod marker;
@@ -234,34 +248,66 @@ mod prefilter;
 mod render;
 mod source;
 mod stream;
-#[cfg(feature = "serde")]
+#[cfg(feature = "surfaces")]
+#[cfg_attr(docsrs, doc(cfg(feature = "surfaces")))]
 pub mod surfaces;
-mod truncated;
 mod trust;
-#[cfg(feature = "std")]
-mod writer;
 
 #[cfg(feature = "derive")]
 #[doc(hidden)]
 #[path = "private.rs"]
 pub mod __private;
 
-#[cfg(feature = "tokio")]
-pub use crate::async_writer::AsyncFenceWriter;
-pub use crate::buffer::FenceBuffer;
-#[cfg(feature = "tokio")]
-pub use crate::child::{ChildOutputError, fence_child_stdout};
+// The crate's README (on crates.io) is compiled and run with the doc examples.
+#[cfg(all(doctest, feature = "derive"))]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
 pub use crate::content::{Exemption, ModelContent, ToolOutput};
 pub use crate::fence::{FencedBlock, fence};
 pub use crate::neutralise::{NEUTRALISED_INFIX, neutralise, neutralise_bytes};
-pub use crate::parse::{Block, ParseError, fence_source_of, parse};
+pub use crate::parse::{ParseError, ParsedBlock, fence_source_of, parse};
 pub use crate::render::{ContentWriter, Fenced, FencedTask, RenderError, fence_value};
 pub use crate::source::{ReservedSourceKind, Source, SourceKind, sanitise_source_name};
-pub use crate::stream::Neutraliser;
-pub use crate::truncated::TRUNCATION_NOTICE;
-pub use crate::trust::{TaskOrigin, TaskProvenance, TrustClass, UnknownWireValue};
+#[cfg(feature = "tokio")]
+pub use crate::stream::{AsyncFenceWriter, ChildOutputError, fence_child_stdout};
+pub use crate::stream::{FenceBuffer, Neutraliser, TRUNCATION_NOTICE};
 #[cfg(feature = "std")]
-pub use crate::writer::{FenceWriter, FinishError};
+pub use crate::stream::{FenceWriter, FinishError};
+pub use crate::trust::{TaskOrigin, TaskProvenance, TrustClass, UnknownWireValue};
+
+// Every public type can cross threads: an agent runtime fences on one task and sends on another.
+const _: () = {
+    const fn send_sync<T: Send + Sync>() {}
+    send_sync::<Source>();
+    send_sync::<SourceKind<'static>>();
+    send_sync::<ReservedSourceKind>();
+    send_sync::<FencedBlock>();
+    send_sync::<ParsedBlock<'static>>();
+    send_sync::<ParseError>();
+    send_sync::<ModelContent>();
+    send_sync::<ToolOutput>();
+    send_sync::<Exemption>();
+    send_sync::<TaskOrigin>();
+    send_sync::<TrustClass>();
+    send_sync::<TaskProvenance>();
+    send_sync::<UnknownWireValue>();
+    send_sync::<RenderError>();
+    send_sync::<ContentWriter<'static>>();
+    send_sync::<Neutraliser>();
+    send_sync::<FenceBuffer>();
+    #[cfg(feature = "std")]
+    {
+        send_sync::<FenceWriter<alloc::vec::Vec<u8>>>();
+        send_sync::<FinishError<FenceWriter<alloc::vec::Vec<u8>>>>();
+    }
+    #[cfg(feature = "tokio")]
+    {
+        send_sync::<AsyncFenceWriter<alloc::vec::Vec<u8>>>();
+        send_sync::<FinishError<AsyncFenceWriter<alloc::vec::Vec<u8>>>>();
+        send_sync::<ChildOutputError>();
+    }
+};
 
 /// Derives [`Fenced`](trait@Fenced) for a payload type: how it renders as fenced content, and,
 /// for a task payload, where it came from.
@@ -355,6 +401,7 @@ pub use crate::writer::{FenceWriter, FinishError};
 /// without `task`, `content` on two fields or with `display`, `tool` with `task`, an invalid
 /// tool name, or a union. All errors are reported at once.
 #[cfg(feature = "derive")]
+#[cfg_attr(docsrs, doc(cfg(feature = "derive")))]
 pub use fence_macros::Fenced;
 
 /// Makes a tool handler (or task source) return fenced content: the function's return type
@@ -408,4 +455,5 @@ pub use fence_macros::Fenced;
 /// [`ModelContent::skill_doc`]), be a `const fn`, return `()`, or return an already fenced
 /// type; each is a compile error that says what to do.
 #[cfg(feature = "derive")]
+#[cfg_attr(docsrs, doc(cfg(feature = "derive")))]
 pub use fence_macros::fence_boundary;

@@ -33,6 +33,7 @@ pub const NEUTRALISED_INFIX: &str = "!MURMUR-NEUTRALISED!";
 /// // Near misses are not markers and cost nothing.
 /// assert!(matches!(neutralise("< /untrusted-content>"), Cow::Borrowed(_)));
 /// ```
+#[must_use = "the rewritten text is returned; the input is not changed"]
 pub fn neutralise(content: &str) -> Cow<'_, str> {
     match marker::next_marker(content.as_bytes(), 0) {
         None => Cow::Borrowed(content),
@@ -57,6 +58,7 @@ pub fn neutralise(content: &str) -> Cow<'_, str> {
 ///     b"\xff<!MURMUR-NEUTRALISED!untrusted-content",
 /// );
 /// ```
+#[must_use = "the rewritten bytes are returned; the input is not changed"]
 pub fn neutralise_bytes(content: &[u8]) -> Cow<'_, [u8]> {
     match marker::next_marker(content, 0) {
         None => Cow::Borrowed(content),

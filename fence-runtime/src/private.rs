@@ -96,7 +96,7 @@ pub trait RenderJson: sealed::Json {
 
 impl<T: Serialize + ?Sized> RenderJson for T {
     fn render_json(&self, out: &mut ContentWriter<'_>) -> Result<(), RenderError> {
-        serde_json::to_writer(out, self).map_err(RenderError::new)
+        serde_json::to_writer(out, self).map_err(RenderError::from)
     }
 }
 
@@ -153,7 +153,8 @@ fn fence_display<E: fmt::Display + ?Sized>(source: &Source, err: &E) -> FencedBl
             render_display(self.0, out)
         }
     }
-    fence_value(source, &Shown(err)).unwrap_or_else(|failed| fence(source, failed.message()))
+    fence_value(source, &Shown(err))
+        .unwrap_or_else(|failed| fence(source, &alloc::string::ToString::to_string(failed.cause())))
 }
 
 /// The tool's source: the boundary's explicit name, else the payload's fixed tool, else the
@@ -216,6 +217,6 @@ pub trait IntoTaskContent: sealed::TaskResult {
 
 impl<T: FencedTask> IntoTaskContent for T {
     fn into_task_content(self) -> ModelContent {
-        ModelContent::from_task(&self)
+        ModelContent::task_payload(&self)
     }
 }

@@ -44,6 +44,7 @@ impl Source {
     /// assert_eq!(source.as_str(), "tool:web-fetch");
     /// assert_eq!(source.kind(), SourceKind::Tool("web-fetch"));
     /// ```
+    #[must_use]
     pub fn tool(artifact: &str) -> Source {
         Source::joined("tool", artifact)
     }
@@ -55,6 +56,7 @@ impl Source {
     ///
     /// assert_eq!(Source::task(TaskOrigin::Event).as_str(), "task:event");
     /// ```
+    #[must_use]
     pub const fn task(origin: TaskOrigin) -> Source {
         let name = match origin {
             TaskOrigin::User => "task:user",
@@ -129,6 +131,7 @@ impl Source {
     /// assert!(Source::tool("bash").is_tool());
     /// assert!(!Source::task(TaskOrigin::Event).is_tool());
     /// ```
+    #[must_use]
     pub fn is_tool(&self) -> bool {
         self.as_str().starts_with("tool:")
     }
@@ -138,6 +141,7 @@ impl Source {
     /// ```
     /// assert_eq!(fence_runtime::Source::tool("bash").as_str(), "tool:bash");
     /// ```
+    #[must_use]
     pub fn as_str(&self) -> &str {
         match &self.name {
             Name::Static(name) => name,
@@ -152,6 +156,7 @@ impl Source {
     ///
     /// assert_eq!(Source::task(TaskOrigin::Peer).kind(), SourceKind::Task(TaskOrigin::Peer));
     /// ```
+    #[must_use]
     pub fn kind(&self) -> SourceKind<'_> {
         SourceKind::of(self.as_str())
     }
@@ -246,6 +251,7 @@ impl core::error::Error for ReservedSourceKind {}
 /// assert_eq!(SourceKind::of("web-fetch"), SourceKind::Unknown("web-fetch"));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum SourceKind<'a> {
     /// `tool:<artifact name>`, with the artifact name.
     Tool(&'a str),
@@ -266,7 +272,7 @@ impl<'a> SourceKind<'a> {
     pub fn of(source: &'a str) -> SourceKind<'a> {
         if let Some(artifact) = source.strip_prefix("tool:") {
             SourceKind::Tool(artifact)
-        } else if let Some(Ok(origin)) = source.strip_prefix("task:").map(TaskOrigin::parse) {
+        } else if let Some(Ok(origin)) = source.strip_prefix("task:").map(str::parse) {
             SourceKind::Task(origin)
         } else {
             SourceKind::Unknown(source)
@@ -288,6 +294,7 @@ impl<'a> SourceKind<'a> {
 ///     "x_<!MURMUR-NEUTRALISED!/untrusted-content_  ",
 /// );
 /// ```
+#[must_use = "the sanitised name is returned; the input is not changed"]
 pub fn sanitise_source_name(name: &str) -> Cow<'_, str> {
     let name = neutralise(name);
     if name.bytes().any(|b| matches!(b, b'>' | b'\r' | b'\n')) {

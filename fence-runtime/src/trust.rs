@@ -7,16 +7,18 @@ use alloc::string::String;
 
 /// Where a task came from.
 ///
-/// The wire spelling is the lowercase name ([`as_str`](Self::as_str), [`parse`](Self::parse)).
+/// The wire spelling is the lowercase name: [`as_str`](Self::as_str) writes it, and
+/// [`str::parse`] (through [`FromStr`]) reads exactly it, in no other casing.
 ///
 /// ```
 /// use fence_runtime::TaskOrigin;
 ///
 /// assert_eq!(TaskOrigin::Peer.as_str(), "peer");
-/// assert_eq!(TaskOrigin::parse("schedule"), Ok(TaskOrigin::Schedule));
-/// assert!(TaskOrigin::parse("Schedule").is_err());
+/// assert_eq!("schedule".parse(), Ok(TaskOrigin::Schedule));
+/// assert!("Schedule".parse::<TaskOrigin>().is_err());
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
 pub enum TaskOrigin {
     /// The capsule's operator, typing to it.
     User,
@@ -34,7 +36,7 @@ pub enum TaskOrigin {
 
 impl TaskOrigin {
     /// Every origin, in declaration order.
-    pub const ALL: [TaskOrigin; 6] = [
+    pub const ALL: &'static [TaskOrigin] = &[
         TaskOrigin::User,
         TaskOrigin::Peer,
         TaskOrigin::Schedule,
@@ -48,6 +50,7 @@ impl TaskOrigin {
     /// ```
     /// assert_eq!(fence_runtime::TaskOrigin::Completion.as_str(), "completion");
     /// ```
+    #[must_use]
     pub const fn as_str(self) -> &'static str {
         match self {
             TaskOrigin::User => "user",
@@ -57,31 +60,6 @@ impl TaskOrigin {
             TaskOrigin::Completion => "completion",
             TaskOrigin::System => "system",
         }
-    }
-
-    /// Reads an exact wire spelling.
-    ///
-    /// # Errors
-    ///
-    /// Any other text, another casing or surrounding whitespace included.
-    ///
-    /// ```
-    /// use fence_runtime::TaskOrigin;
-    ///
-    /// assert_eq!(TaskOrigin::parse("event"), Ok(TaskOrigin::Event));
-    /// assert_eq!(TaskOrigin::parse(" event").unwrap_err().to_string(), "unknown task origin ` event`; expected one of user, peer, schedule, event, completion, system");
-    /// ```
-    pub fn parse(wire: &str) -> Result<TaskOrigin, UnknownWireValue> {
-        TaskOrigin::ALL
-            .into_iter()
-            .find(|origin| origin.as_str() == wire)
-            .ok_or_else(|| {
-                UnknownWireValue::new(
-                    "task origin",
-                    "one of user, peer, schedule, event, completion, system",
-                    wire,
-                )
-            })
     }
 
     /// The trust a task of this origin has when the sender says nothing about its own.
@@ -105,8 +83,30 @@ impl fmt::Display for TaskOrigin {
 impl FromStr for TaskOrigin {
     type Err = UnknownWireValue;
 
+    /// Reads an exact wire spelling.
+    ///
+    /// # Errors
+    ///
+    /// Any other text, another casing or surrounding whitespace included.
+    ///
+    /// ```
+    /// use fence_runtime::TaskOrigin;
+    ///
+    /// assert_eq!("event".parse(), Ok(TaskOrigin::Event));
+    /// assert_eq!(" event".parse::<TaskOrigin>().unwrap_err().to_string(), "unknown task origin ` event`; expected one of user, peer, schedule, event, completion, system");
+    /// ```
     fn from_str(wire: &str) -> Result<Self, Self::Err> {
-        TaskOrigin::parse(wire)
+        TaskOrigin::ALL
+            .iter()
+            .copied()
+            .find(|origin| origin.as_str() == wire)
+            .ok_or_else(|| {
+                UnknownWireValue::new(
+                    "task origin",
+                    "one of user, peer, schedule, event, completion, system",
+                    wire,
+                )
+            })
     }
 }
 
@@ -116,10 +116,13 @@ impl FromStr for TaskOrigin {
 /// There is no way to give a task a trust class directly: it is derived from the origin by
 /// [`TaskProvenance::derive`].
 ///
+/// The wire spelling is the lowercase name: [`as_str`](Self::as_str) writes it, and
+/// [`str::parse`] (through [`FromStr`]) reads exactly it.
+///
 /// ```
 /// use fence_runtime::TrustClass;
 ///
-/// assert_eq!(TrustClass::parse("untrusted"), Ok(TrustClass::Untrusted));
+/// assert_eq!("untrusted".parse(), Ok(TrustClass::Untrusted));
 /// assert_eq!(TrustClass::Trusted.as_str(), "trusted");
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -136,34 +139,11 @@ impl TrustClass {
     /// ```
     /// assert_eq!(fence_runtime::TrustClass::Untrusted.as_str(), "untrusted");
     /// ```
+    #[must_use]
     pub const fn as_str(self) -> &'static str {
         match self {
             TrustClass::Trusted => "trusted",
             TrustClass::Untrusted => "untrusted",
-        }
-    }
-
-    /// Reads an exact wire spelling.
-    ///
-    /// # Errors
-    ///
-    /// Any other text, another casing or surrounding whitespace included.
-    ///
-    /// ```
-    /// use fence_runtime::TrustClass;
-    ///
-    /// assert_eq!(TrustClass::parse("trusted"), Ok(TrustClass::Trusted));
-    /// assert!(TrustClass::parse("TRUSTED").is_err());
-    /// ```
-    pub fn parse(wire: &str) -> Result<TrustClass, UnknownWireValue> {
-        match wire {
-            "trusted" => Ok(TrustClass::Trusted),
-            "untrusted" => Ok(TrustClass::Untrusted),
-            _ => Err(UnknownWireValue::new(
-                "trust class",
-                "trusted or untrusted",
-                wire,
-            )),
         }
     }
 }
@@ -177,15 +157,35 @@ impl fmt::Display for TrustClass {
 impl FromStr for TrustClass {
     type Err = UnknownWireValue;
 
+    /// Reads an exact wire spelling.
+    ///
+    /// # Errors
+    ///
+    /// Any other text, another casing or surrounding whitespace included.
+    ///
+    /// ```
+    /// use fence_runtime::TrustClass;
+    ///
+    /// assert_eq!("trusted".parse(), Ok(TrustClass::Trusted));
+    /// assert!("TRUSTED".parse::<TrustClass>().is_err());
+    /// ```
     fn from_str(wire: &str) -> Result<Self, Self::Err> {
-        TrustClass::parse(wire)
+        match wire {
+            "trusted" => Ok(TrustClass::Trusted),
+            "untrusted" => Ok(TrustClass::Untrusted),
+            _ => Err(UnknownWireValue::new(
+                "trust class",
+                "trusted or untrusted",
+                wire,
+            )),
+        }
     }
 }
 
 /// A wire value that is not one of the exact lowercase spellings.
 ///
 /// ```
-/// let err = fence_runtime::TrustClass::parse("yes").unwrap_err();
+/// let err = "yes".parse::<fence_runtime::TrustClass>().unwrap_err();
 /// assert_eq!(err.value(), "yes");
 /// assert_eq!(err.to_string(), "unknown trust class `yes`; expected trusted or untrusted");
 /// ```
@@ -206,6 +206,7 @@ impl UnknownWireValue {
     }
 
     /// The text that was read.
+    #[must_use]
     pub fn value(&self) -> &str {
         &self.value
     }
@@ -262,6 +263,7 @@ impl TaskProvenance {
     /// let p = TaskProvenance::derive(TaskOrigin::Completion, Some(TrustClass::Trusted));
     /// assert_eq!((p.origin(), p.trust()), (TaskOrigin::Completion, TrustClass::Trusted));
     /// ```
+    #[must_use]
     pub const fn derive(origin: TaskOrigin, inherited: Option<TrustClass>) -> TaskProvenance {
         let trust = match (origin.inherent_trust(), inherited) {
             (Some(trust), _) | (None, Some(trust)) => trust,
@@ -291,7 +293,7 @@ impl TaskProvenance {
     /// assert_eq!((peer.origin(), peer.trust()), (TaskOrigin::Peer, TrustClass::Untrusted));
     /// ```
     pub fn from_wire(origin_header: Option<&str>) -> TaskProvenance {
-        match origin_header.map(TaskOrigin::parse) {
+        match origin_header.map(str::parse) {
             Some(Ok(origin @ (TaskOrigin::Peer | TaskOrigin::Completion))) => {
                 TaskProvenance::derive(origin, None)
             }
@@ -307,7 +309,7 @@ impl TaskProvenance {
     /// calls to it few, and greppable. Only `peer` and `completion` tasks inherit; as on the
     /// wire, any other origin is an untrusted `event`, so an authenticated sender still cannot
     /// claim to be the operator. `sender_trust` is a typed [`TrustClass`]: read it from a
-    /// header with [`TrustClass::parse`] only after the channel has authenticated the sender.
+    /// header with [`str::parse`] only after the channel has authenticated the sender.
     ///
     /// ```
     /// use fence_runtime::{TaskOrigin, TaskProvenance, TrustClass};
@@ -321,6 +323,7 @@ impl TaskProvenance {
     /// let operator = TaskProvenance::from_authenticated_sender(TaskOrigin::User, Some(TrustClass::Trusted));
     /// assert_eq!((operator.origin(), operator.trust()), (TaskOrigin::Event, TrustClass::Untrusted));
     /// ```
+    #[must_use]
     pub const fn from_authenticated_sender(
         origin: TaskOrigin,
         sender_trust: Option<TrustClass>,
@@ -340,6 +343,7 @@ impl TaskProvenance {
     ///
     /// assert_eq!(TaskProvenance::derive(TaskOrigin::User, None).origin(), TaskOrigin::User);
     /// ```
+    #[must_use]
     pub const fn origin(&self) -> TaskOrigin {
         self.origin
     }
@@ -351,6 +355,7 @@ impl TaskProvenance {
     ///
     /// assert_eq!(TaskProvenance::derive(TaskOrigin::System, None).trust(), TrustClass::Trusted);
     /// ```
+    #[must_use]
     pub const fn trust(&self) -> TrustClass {
         self.trust
     }
@@ -363,6 +368,7 @@ impl TaskProvenance {
     /// assert!(TaskProvenance::derive(TaskOrigin::Event, None).is_fenced());
     /// assert!(!TaskProvenance::derive(TaskOrigin::User, None).is_fenced());
     /// ```
+    #[must_use]
     pub const fn is_fenced(&self) -> bool {
         matches!(self.trust, TrustClass::Untrusted)
     }

@@ -1,6 +1,7 @@
 //! `#[derive(Fenced)]`: the exact fenced bytes of every rendering.
 
 use std::collections::BTreeMap;
+use std::error::Error as _;
 use std::fmt;
 
 use fence_runtime::{Fenced, RenderError, Source, ToolOutput, fence_boundary, fence_value};
@@ -297,7 +298,15 @@ fn a_payload_that_cannot_render_is_a_fenced_error() {
         map: BTreeMap::from([(vec![1], 1)]),
     };
     let err: RenderError = fence_value(&Source::tool("t"), &bad).unwrap_err();
-    assert_eq!(err.message(), "key must be a string");
+    assert_eq!(
+        err.to_string(),
+        "could not render content: key must be a string"
+    );
+    let cause = err
+        .source()
+        .and_then(|cause| cause.downcast_ref::<serde_json::Error>())
+        .expect("the serde_json::Error is kept");
+    assert_eq!(cause.to_string(), "key must be a string");
     let output = bad_keys();
     assert!(output.is_error());
     assert_eq!(
@@ -305,6 +314,34 @@ fn a_payload_that_cannot_render_is_a_fenced_error() {
         block(
             "tool:bad-keys",
             "could not render content: key must be a string"
+        )
+    );
+}
+
+/// An error whose `Display` fails, as a broken one can.
+#[derive(Debug)]
+struct Unprintable;
+
+impl fmt::Display for Unprintable {
+    fn fmt(&self, _: &mut fmt::Formatter<'_>) -> fmt::Result {
+        Err(fmt::Error)
+    }
+}
+
+#[fence_boundary]
+fn unprintable_error() -> Result<String, Unprintable> {
+    Err(Unprintable)
+}
+
+#[test]
+fn an_error_that_cannot_display_itself_is_fenced_as_what_went_wrong() {
+    let output = unprintable_error();
+    assert!(output.is_error());
+    assert_eq!(
+        output.content().as_str(),
+        block(
+            "tool:unprintable-error",
+            "a `Display` or `fmt::Write` implementation returned an error"
         )
     );
 }

@@ -59,9 +59,9 @@ fn stream(input: &[u8], size: usize) -> Vec<u8> {
     let mut neutraliser = Neutraliser::new();
     let mut out = Vec::new();
     for chunk in input.chunks(size) {
-        neutraliser.push(chunk, &mut out);
+        neutraliser.push_bytes(chunk, &mut out);
     }
-    neutraliser.finish(&mut out);
+    neutraliser.finish_bytes(&mut out);
     out
 }
 

@@ -7,9 +7,10 @@ use std::io::{self, Write};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::rc::Rc;
 
+#[cfg(unix)]
+use fence_runtime::TRUNCATION_NOTICE;
 use fence_runtime::{
-    FenceBuffer, FenceWriter, ModelContent, ParseError, Source, TRUNCATION_NOTICE, ToolOutput,
-    fence, parse,
+    FenceBuffer, FenceWriter, ModelContent, ParseError, Source, ToolOutput, fence, parse,
 };
 
 /// An inner writer whose behaviour the test scripts: what it accepted stays readable after the
@@ -516,6 +517,7 @@ fn json_that_fails_part_way_through_serde_is_closed_as_truncated() {
 
 /// A real subprocess reads the block from its stdin: what a sandboxed tool or a log shipper
 /// behind a pipe receives when the producer gives up part way.
+#[cfg(unix)]
 #[cfg(unix)]
 #[test]
 fn a_child_reading_the_block_from_a_pipe_sees_it_cut_short() {

@@ -94,7 +94,7 @@ struct Impostor;
 
 impl Fenced for Impostor {
     fn render(&self, out: &mut ContentWriter<'_>) -> Result<(), RenderError> {
-        out.write_bytes(FORGED.as_bytes());
+        out.push_bytes(FORGED.as_bytes());
         Ok(())
     }
 
@@ -146,7 +146,7 @@ struct TwoFaced;
 
 impl Fenced for TwoFaced {
     fn render(&self, out: &mut ContentWriter<'_>) -> Result<(), RenderError> {
-        out.write_bytes(b"rendered");
+        out.push_bytes(b"rendered");
         Ok(())
     }
 
@@ -208,7 +208,7 @@ fn reserved_source_kinds_have_their_own_constructors() {
     for kind in ["tasks", "ta sk", "t:ask", "tool-ish", "skill"] {
         let source = Source::custom(kind, "user").unwrap();
         assert!(matches!(source.kind(), SourceKind::Unknown(_)), "{kind:?}");
-        for origin in TaskOrigin::ALL {
+        for &origin in TaskOrigin::ALL {
             assert_ne!(source, Source::task(origin));
         }
     }

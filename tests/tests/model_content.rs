@@ -2,6 +2,7 @@
 //! `ToolOutput`, and values rendered through the `Fenced` trait.
 
 use std::borrow::Cow;
+use std::error::Error as _;
 use std::fmt::{self, Write as _};
 use std::io;
 
@@ -239,13 +240,13 @@ fn a_fenced_value_keeps_its_source() {
     );
 }
 
-/// Writes its pieces with one `write_bytes` call each.
+/// Writes its pieces with one `push_bytes` call each.
 struct Pieces<'a>(&'a [&'a [u8]]);
 
 impl Fenced for Pieces<'_> {
     fn render(&self, out: &mut ContentWriter<'_>) -> Result<(), RenderError> {
         for piece in self.0 {
-            out.write_bytes(piece);
+            out.push_bytes(piece);
         }
         Ok(())
     }
@@ -460,8 +461,17 @@ struct Fails;
 
 impl Fenced for Fails {
     fn render(&self, out: &mut ContentWriter<'_>) -> Result<(), RenderError> {
-        out.write_bytes(b"partial");
+        out.push_bytes(b"partial");
         Err(RenderError::new("map key must be a string"))
+    }
+}
+
+struct FailsInIo;
+
+impl Fenced for FailsInIo {
+    fn render(&self, out: &mut ContentWriter<'_>) -> Result<(), RenderError> {
+        out.push_str("4");
+        Err(io::Error::new(io::ErrorKind::InvalidData, "not a number").into())
     }
 }
 
@@ -485,14 +495,26 @@ impl Fenced for FailsInDisplay {
 #[test]
 fn a_render_error_is_returned_not_fenced() {
     let err = fence_value(&Source::tool("t"), &Fails).unwrap_err();
-    assert_eq!(err.message(), "map key must be a string");
+    assert!(err.source().is_none(), "a message has no cause: {err:?}");
     assert_eq!(
         err.to_string(),
         "could not render content: map key must be a string"
     );
     let err = fence_value(&Source::tool("t"), &FailsInDisplay).unwrap_err();
+    assert!(
+        err.source()
+            .is_some_and(|cause| cause.downcast_ref::<fmt::Error>().is_some()),
+        "the fmt::Error is kept: {err:?}"
+    );
     assert_eq!(
         err.to_string(),
         "could not render content: a `Display` or `fmt::Write` implementation returned an error"
     );
+    let err = fence_value(&Source::tool("t"), &FailsInIo).unwrap_err();
+    let cause = err
+        .source()
+        .and_then(|cause| cause.downcast_ref::<io::Error>())
+        .expect("the io::Error is kept");
+    assert_eq!(cause.kind(), io::ErrorKind::InvalidData);
+    assert_eq!(err.to_string(), "could not render content: not a number");
 }

@@ -342,7 +342,7 @@ proptest! {
         let mut out = Vec::new();
         let mut start = 0;
         for end in ends {
-            neutraliser.push(&input[start..end], &mut out);
+            neutraliser.push_bytes(&input[start..end], &mut out);
             let held = neutraliser.held();
             prop_assert!(held.len() <= 18, "holds {} bytes", held.len());
             prop_assert!(input[..end].ends_with(held));
@@ -352,7 +352,7 @@ proptest! {
             prop_assert_eq!(&out, &settled);
             start = end;
         }
-        neutraliser.finish(&mut out);
+        neutraliser.finish_bytes(&mut out);
         prop_assert_eq!(out, whole);
     }
 
@@ -361,10 +361,10 @@ proptest! {
         let mut neutraliser = Neutraliser::new();
         let mut out = Vec::new();
         for byte in &input {
-            neutraliser.push(std::slice::from_ref(byte), &mut out);
+            neutraliser.push_bytes(std::slice::from_ref(byte), &mut out);
             prop_assert!(neutraliser.held().len() <= 18);
         }
-        neutraliser.finish(&mut out);
+        neutraliser.finish_bytes(&mut out);
         prop_assert_eq!(out, reference_neutralise_bytes(&input));
     }
 }

@@ -107,7 +107,7 @@ fn push_checked(input: &[u8], chunks: &[&[u8]]) -> Result<Vec<u8>, TestCaseError
     let mut seen = 0;
     let mut last_lt = None;
     for chunk in chunks {
-        neutraliser.push(chunk, &mut out);
+        neutraliser.push_bytes(chunk, &mut out);
         if let Some(at) = chunk.iter().rposition(|&b| b == b'<') {
             last_lt = Some(seen + at);
         }
@@ -115,7 +115,7 @@ fn push_checked(input: &[u8], chunks: &[&[u8]]) -> Result<Vec<u8>, TestCaseError
         prop_assert!(neutraliser.held().len() <= MAX_HELD);
         prop_assert_eq!(neutraliser.held(), must_hold(input, seen, last_lt));
     }
-    neutraliser.finish(&mut out);
+    neutraliser.finish_bytes(&mut out);
     Ok(out)
 }
 
@@ -163,7 +163,7 @@ proptest! {
         let mut out = Vec::new();
         let mut seen = 0;
         for chunk in chunked(&input, &sizes) {
-            neutraliser.push(chunk, &mut out);
+            neutraliser.push_bytes(chunk, &mut out);
             seen += chunk.len();
             let held = neutraliser.held().len();
             prop_assert_eq!(&input[seen - held..seen], neutraliser.held());
@@ -188,13 +188,13 @@ fn the_held_back_buffer_reaches_18_bytes_and_never_more() {
                 let mut neutraliser = Neutraliser::new();
                 let mut out = Vec::new();
                 for byte in &marker[..len] {
-                    neutraliser.push(std::slice::from_ref(byte), &mut out);
+                    neutraliser.push_bytes(std::slice::from_ref(byte), &mut out);
                     most = most.max(neutraliser.held().len());
                     assert!(neutraliser.held().len() <= MAX_HELD);
                 }
-                neutraliser.push(b"!", &mut out);
+                neutraliser.push_bytes(b"!", &mut out);
                 assert!(neutraliser.held().is_empty());
-                neutraliser.finish(&mut out);
+                neutraliser.finish_bytes(&mut out);
                 let mut expected = marker[..len].to_vec();
                 expected.push(b'!');
                 assert_eq!(out, expected);

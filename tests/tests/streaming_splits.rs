@@ -36,7 +36,7 @@ fn neutralised(chunks: &[&[u8]]) -> Vec<u8> {
     let mut out = Vec::new();
     let mut seen = Vec::new();
     for chunk in chunks {
-        neutraliser.push(chunk, &mut out);
+        neutraliser.push_bytes(chunk, &mut out);
         seen.extend_from_slice(chunk);
         let held = neutraliser.held();
         assert!(held.len() <= 18, "held {held:?}");
@@ -45,7 +45,7 @@ fn neutralised(chunks: &[&[u8]]) -> Vec<u8> {
             "held {held:?} is not the input's tail"
         );
     }
-    neutraliser.finish(&mut out);
+    neutraliser.finish_bytes(&mut out);
     out
 }
 

@@ -4,9 +4,9 @@
 //! dispatch failure, the model's own text, a trusted task on a `user` line.
 
 use fence_runtime::surfaces::{
-    ArtifactFrame, CallMeta, EventMeta, FindingKind, Markers, RecordLine, SkillCallEvent,
-    SseEncoder, VerifyContext, read_frame, read_markers, read_record, read_sse, read_trace,
-    verify_frame, verify_record, verify_stream, verify_trace,
+    ArtifactFrame, CallMeta, EventMeta, Finding, FindingKind, Location, Markers, RecordLine,
+    SkillCallEvent, SseEncoder, Surface, VerifyContext, read_frame, read_markers, read_record,
+    read_sse, read_trace, verify_frame, verify_record, verify_stream, verify_trace,
 };
 use fence_runtime::{
     Exemption, ModelContent, ParseError, Source, TaskOrigin, TaskProvenance, ToolOutput, fence,
@@ -92,7 +92,14 @@ fn writers_take_the_label_from_the_content_whatever_built_it() {
         (hook, Exemption::HookArtifact),
     ] {
         let read = read_frame(&frame.to_json()).unwrap();
-        assert_eq!(verify_frame(&read, &context()), [expected(exemption)]);
+        let findings = verify_frame(&read, &context());
+        assert_eq!(
+            findings,
+            [Finding::new(
+                Location::new(Surface::ArtifactStream, 1),
+                expected(exemption)
+            )]
+        );
     }
     let record = read_record(line.to_json().as_bytes());
     assert_eq!(

@@ -17,19 +17,15 @@ fn read(name: &str) -> Vec<u8> {
 }
 
 fn at(surface: Surface, line: usize, frame_id: Option<&str>) -> Location {
-    Location {
-        surface,
-        line,
-        frame_id: frame_id.map(Into::into),
-        part: None,
+    let at = Location::new(surface, line);
+    match frame_id {
+        Some(id) => at.with_frame_id(id),
+        None => at,
     }
 }
 
 fn at_part(line: usize, part: usize) -> Location {
-    Location {
-        part: Some(part),
-        ..at(Surface::Record, line, None)
-    }
+    at(Surface::Record, line, None).with_part(part)
 }
 
 fn verify_workdir() -> Vec<Finding> {
@@ -74,102 +70,102 @@ fn verify_workdir() -> Vec<Finding> {
 #[test]
 fn each_planted_defect_is_found_exactly_once_and_nothing_else() {
     let expected = [
-        Finding {
-            location: at(Surface::ArtifactStream, 27, Some("5")),
-            kind: FindingKind::LabelMismatch {
+        Finding::new(
+            at(Surface::ArtifactStream, 27, Some("5")),
+            FindingKind::LabelMismatch {
                 label: "tool:web-search".into(),
                 markers: "tool:web-fetch".into(),
             },
-        },
-        Finding {
-            location: at(Surface::ArtifactStream, 31, Some("6")),
-            kind: FindingKind::FenceOnExempt {
+        ),
+        Finding::new(
+            at(Surface::ArtifactStream, 31, Some("6")),
+            FindingKind::FenceOnExempt {
                 exemption: Exemption::HookArtifact,
                 markers: Some("tool:lint".into()),
             },
-        },
-        Finding {
-            location: at(Surface::ArtifactStream, 35, Some("7")),
-            kind: FindingKind::FenceWithoutLabel {
+        ),
+        Finding::new(
+            at(Surface::ArtifactStream, 35, Some("7")),
+            FindingKind::FenceWithoutLabel {
                 label: MissingLabel::Absent,
                 markers: "tool:read-file".into(),
             },
-        },
-        Finding {
-            location: at(Surface::ArtifactStream, 39, Some("8")),
-            kind: FindingKind::NotAHookArtifact {
+        ),
+        Finding::new(
+            at(Surface::ArtifactStream, 39, Some("8")),
+            FindingKind::NotAHookArtifact {
                 exit_code: Some(0),
                 is_error: Some(false),
             },
-        },
-        Finding {
-            location: at(Surface::ArtifactStream, 43, Some("9")),
-            kind: FindingKind::UnreadableUnit {
+        ),
+        Finding::new(
+            at(Surface::ArtifactStream, 43, Some("9")),
+            FindingKind::UnreadableUnit {
                 error: ReadError::DuplicateKey {
                     key: "content".into(),
                     column: 262,
                 },
             },
-        },
-        Finding {
-            location: at(Surface::Record, 6, None),
-            kind: FindingKind::UnfencedToolResult {
+        ),
+        Finding::new(
+            at(Surface::Record, 6, None),
+            FindingKind::UnfencedToolResult {
                 error: ParseError::NoOpener,
             },
-        },
-        Finding {
-            location: at(Surface::Record, 7, None),
-            kind: FindingKind::UnknownSourceKind {
+        ),
+        Finding::new(
+            at(Surface::Record, 7, None),
+            FindingKind::UnknownSourceKind {
                 source: "member:researcher".into(),
             },
-        },
-        Finding {
-            location: at(Surface::Record, 8, None),
-            kind: FindingKind::LabelOnInvalidBlock {
+        ),
+        Finding::new(
+            at(Surface::Record, 8, None),
+            FindingKind::LabelOnInvalidBlock {
                 label: "tool:web-fetch".into(),
                 error: ParseError::NoOpener,
             },
-        },
-        Finding {
-            location: at(Surface::Record, 10, None),
-            kind: FindingKind::ToolSourceMismatch {
+        ),
+        Finding::new(
+            at(Surface::Record, 10, None),
+            FindingKind::ToolSourceMismatch {
                 expected: "tool:bash".into(),
                 markers: "tool:web-fetch".into(),
             },
-        },
-        Finding {
-            location: at_part(12, 1),
-            kind: FindingKind::UnreadablePart {
+        ),
+        Finding::new(
+            at_part(12, 1),
+            FindingKind::UnreadablePart {
                 path: "content[1]".into(),
                 part_type: Some("document".into()),
             },
-        },
-        Finding {
-            location: at(Surface::Record, 13, None),
-            kind: FindingKind::UnknownRole {
+        ),
+        Finding::new(
+            at(Surface::Record, 13, None),
+            FindingKind::UnknownRole {
                 role: "narrator".into(),
             },
-        },
-        Finding {
-            location: at(Surface::Trace, 4, None),
-            kind: FindingKind::OutputBytesMismatch {
+        ),
+        Finding::new(
+            at(Surface::Trace, 4, None),
+            FindingKind::OutputBytesMismatch {
                 output_bytes: 10,
                 actual: 68,
             },
-        },
-        Finding {
-            location: at(Surface::Trace, 5, None),
-            kind: FindingKind::LiveMarkerInBlock {
+        ),
+        Finding::new(
+            at(Surface::Trace, 5, None),
+            FindingKind::LiveMarkerInBlock {
                 offset: 46,
                 marker: MarkerKind::Closer,
             },
-        },
-        Finding {
-            location: at(Surface::Trace, 9, None),
-            kind: FindingKind::UnknownStatus {
+        ),
+        Finding::new(
+            at(Surface::Trace, 9, None),
+            FindingKind::UnknownStatus {
                 status: "success".into(),
             },
-        },
+        ),
     ];
     assert_eq!(verify_workdir(), expected);
 }

@@ -68,7 +68,7 @@ fn surfaces_md_successful_call() {
         "tsk_1",
         "bash",
         &output,
-        CallMeta::new("toolu_01", 12).exit_code(0),
+        CallMeta::new("toolu_01", 12).with_exit_code(0),
     );
     assert_golden("surfaces_artifact_bash_ok.json", &line(&frame.to_json()));
 }
@@ -81,7 +81,7 @@ fn surfaces_md_call_that_never_reached_a_tool() {
         "tsk_1",
         "no-such-tool",
         &output,
-        CallMeta::new("toolu_03", 0).exit_code(127),
+        CallMeta::new("toolu_03", 0).with_exit_code(127),
     );
     assert_golden(
         "surfaces_artifact_dispatch_failure.json",
@@ -149,7 +149,7 @@ fn own_frames_of_the_other_kinds() {
 
 #[test]
 fn own_record() {
-    let header = RecordHeader::new().with("version", 1);
+    let header = RecordHeader::new().with_field("version", 1);
     let task = ModelContent::task(
         &TaskProvenance::derive(TaskOrigin::Event, None),
         "New ticket: the export button does nothing.",
@@ -190,8 +190,8 @@ fn own_trace() {
             &fetched,
             40,
         )
-        .state_effect(StateEffect::Read)
-        .resource_id("https://example.com/status")
+        .with_state_effect(StateEffect::Read)
+        .with_resource_id("https://example.com/status")
         .to_json(),
         ToolCallEvent::new(
             EventMeta::new("ses_1", 1_767_225_600_050, 1),
@@ -200,7 +200,7 @@ fn own_trace() {
             &bash,
             12,
         )
-        .record_output()
+        .with_output()
         .to_json(),
         SkillCallEvent::new(
             EventMeta::new("ses_1", 1_767_225_600_090, 2),
@@ -224,7 +224,7 @@ fn own_sse_capture() {
         "tsk_1",
         "bash",
         &bash,
-        CallMeta::new("toolu_01", 12).exit_code(0),
+        CallMeta::new("toolu_01", 12).with_exit_code(0),
     ));
     capture += &encoder.encode(&ArtifactFrame::tool_result(
         "tsk_1",

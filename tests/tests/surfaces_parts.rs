@@ -28,11 +28,10 @@ fn kinds(findings: &[Finding]) -> Vec<FindingKind> {
 }
 
 fn at(line: usize, part: Option<usize>) -> Location {
-    Location {
-        surface: Surface::Record,
-        line,
-        frame_id: None,
-        part,
+    let at = Location::new(Surface::Record, line);
+    match part {
+        Some(part) => at.with_part(part),
+        None => at,
     }
 }
 
@@ -90,12 +89,12 @@ fn a_tool_result_part_is_a_tool_result_of_its_own() {
     let findings = verify(&line);
     assert_eq!(
         findings,
-        [Finding {
-            location: at(1, Some(1)),
-            kind: FindingKind::UnfencedToolResult {
+        [Finding::new(
+            at(1, Some(1)),
+            FindingKind::UnfencedToolResult {
                 error: ParseError::NoOpener
             },
-        }]
+        )]
     );
     assert_eq!(
         findings[0].to_string(),
@@ -137,12 +136,12 @@ fn anthropic_style_results_in_a_user_line_are_each_checked() {
     let findings = verify(&record);
     assert_eq!(
         findings,
-        [Finding {
-            location: at(2, Some(1)),
-            kind: FindingKind::UnfencedToolResult {
+        [Finding::new(
+            at(2, Some(1)),
+            FindingKind::UnfencedToolResult {
                 error: ParseError::NoOpener
             },
-        }]
+        )]
     );
 
     let report = read_record(record.as_bytes());

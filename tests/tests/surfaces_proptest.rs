@@ -97,7 +97,7 @@ fn read_everything(bytes: &[u8]) {
     nothing_vanishes(&verify_stream(&stream, &context), &stream);
 
     if let Ok(frame) = read_frame(&String::from_utf8_lossy(bytes)) {
-        verify_frame(&frame, &context);
+        let _findings = verify_frame(&frame, &context);
     }
 }
 
@@ -268,11 +268,11 @@ proptest! {
         for value in &values {
             // Every value as a lone frame, and wrapped as the artifact of one.
             if let Ok(frame) = read_frame(&value.to_string()) {
-                verify_frame(&frame, &VerifyContext::new());
+                let _findings = verify_frame(&frame, &VerifyContext::new());
             }
             let wrapped = serde_json::json!({ "id": "t", "artifact": value }).to_string();
             if let Ok(frame) = read_frame(&wrapped) {
-                verify_frame(&frame, &VerifyContext::new());
+                let _findings = verify_frame(&frame, &VerifyContext::new());
             }
             let event = format!("event: artifact\ndata: {wrapped}\n\n");
             let report = read_sse(event.as_bytes());
@@ -315,11 +315,11 @@ proptest! {
             2 => ToolOutput::dispatch_failure(runtime_text.clone()),
             _ => ToolOutput::refusal(runtime_text.clone()),
         };
-        let call = exit_code.map_or(CallMeta::new("c1", 1), |code| CallMeta::new("c1", 1).exit_code(code));
+        let call = exit_code.map_or(CallMeta::new("c1", 1), |code| CallMeta::new("c1", 1).with_exit_code(code));
         let frame = ArtifactFrame::tool_result("tsk", &tool, &output, call);
         let line = RecordLine::tool_result("c1", &output).with_id("m1");
         let input = RawValue::from_string("{}".into()).unwrap();
-        let event = ToolCallEvent::new(EventMeta::new("s", 0, 1), &tool, &input, &output, 1).record_output();
+        let event = ToolCallEvent::new(EventMeta::new("s", 0, 1), &tool, &input, &output, 1).with_output();
         let expected_label = output.content().fence_source();
 
         let mut encoder = SseEncoder::new();

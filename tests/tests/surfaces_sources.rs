@@ -35,6 +35,9 @@ const FAILED: &str =
 
 fn frame_kinds(json: &str, context: &VerifyContext) -> Vec<FindingKind> {
     verify_frame(&read_frame(json).unwrap(), context)
+        .into_iter()
+        .map(|finding| finding.kind)
+        .collect()
 }
 
 fn mismatch(expected: &str, markers: &str) -> FindingKind {
@@ -174,7 +177,10 @@ fn a_raw_output_with_an_exit_code_and_null_ids_is_not_a_hook_artifact() {
         context.classify_frame(&frame.artifact),
         ResultKind::ToolResult
     );
-    let kinds = verify_frame(&frame, &context);
+    let kinds: Vec<FindingKind> = verify_frame(&frame, &context)
+        .into_iter()
+        .map(|finding| finding.kind)
+        .collect();
     assert_eq!(
         kinds,
         [

@@ -40,12 +40,7 @@ fn a_frame_with_a_fractional_duration_is_a_finding_at_its_line() {
     assert_eq!(findings.len(), 1, "{findings:#?}");
     assert_eq!(
         findings[0].location,
-        Location {
-            surface: Surface::ArtifactStream,
-            line: 7,
-            frame_id: Some("2".into()),
-            part: None,
-        }
+        Location::new(Surface::ArtifactStream, 7).with_frame_id("2")
     );
     assert!(findings[0].is_error());
     assert_eq!(findings[0].kind.name(), "unreadable-unit");

@@ -35,6 +35,9 @@ const HOOK: &str = r#","tool_call_id":null,"is_error":false,"duration_ms":null,"
 
 fn kinds_of_frame(json: &str, context: &VerifyContext) -> Vec<FindingKind> {
     verify_frame(&read_frame(json).unwrap(), context)
+        .into_iter()
+        .map(|finding| finding.kind)
+        .collect()
 }
 
 fn names(kinds: &[FindingKind]) -> Vec<&'static str> {

@@ -18,7 +18,7 @@
 #![no_main]
 
 use fence_runtime::{
-    Block, ModelContent, ParseError, Source, SourceKind, TaskOrigin, TaskProvenance, fence,
+    ModelContent, ParseError, ParsedBlock, Source, SourceKind, TaskOrigin, TaskProvenance, fence,
     fence_source_of, neutralise, parse, sanitise_source_name,
 };
 use fence_runtime_fuzz::{self as reference, CLOSER, OPENER_PREFIX};
@@ -112,7 +112,7 @@ fn round_trip(selector: u8, name: &str, content: &str) {
 
 fn check_parse(message: &str) {
     let parsed = parse(message);
-    let simplified = parsed.map(|block: Block<'_>| (block.source(), block.content()));
+    let simplified = parsed.map(|block: ParsedBlock<'_>| (block.source(), block.content()));
     assert_eq!(simplified, naive_parse(message), "parse of {message:?}");
     assert_eq!(
         fence_source_of(message),

@@ -36,7 +36,7 @@ fuzz_target!(|data: &[u8]| {
     let mut out = Vec::new();
     let mut seen = 0;
     for chunk in &chunks {
-        neutraliser.push(chunk, &mut out);
+        neutraliser.push_bytes(chunk, &mut out);
         seen += chunk.len();
         let held = neutraliser.held();
         assert!(held.len() <= reference::MAX_HELD);
@@ -55,7 +55,7 @@ fuzz_target!(|data: &[u8]| {
         );
         assert!(expected.starts_with(&out), "streamed output diverged");
     }
-    neutraliser.finish(&mut out);
+    neutraliser.finish_bytes(&mut out);
     assert_eq!(out, expected, "streamed output differs from one-shot");
 
     // A `Fenced` value rendering chunk by chunk into the block's own buffer.
@@ -74,7 +74,7 @@ struct Chunked<'a>(&'a [&'a [u8]]);
 impl Fenced for Chunked<'_> {
     fn render(&self, out: &mut ContentWriter<'_>) -> Result<(), RenderError> {
         for chunk in self.0 {
-            out.write_bytes(chunk);
+            out.push_bytes(chunk);
         }
         Ok(())
     }

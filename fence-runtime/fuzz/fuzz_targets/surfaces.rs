@@ -122,7 +122,10 @@ fn readers(data: &[u8]) {
             .iter()
             .any(|item| item.value.frame.artifact.fence_source.is_present());
         for item in &stream.items {
-            let alone = verify_frame(&item.value.frame, &context);
+            let alone: Vec<FindingKind> = verify_frame(&item.value.frame, &context)
+                .into_iter()
+                .map(|finding| finding.kind)
+                .collect();
             if !labelled {
                 let in_stream: Vec<FindingKind> = findings
                     .iter()
@@ -133,9 +136,9 @@ fn readers(data: &[u8]) {
             }
         }
         if let Ok(frame) = &frame {
-            for kind in verify_frame(frame, &context) {
+            for finding in verify_frame(frame, &context) {
                 consistent(
-                    &kind,
+                    &finding.kind,
                     &frame.artifact.content,
                     Some(&frame.artifact.fence_source),
                 );
@@ -392,7 +395,7 @@ fn writers(tool_name: &str, content: &str) {
     // A trace event with its output recorded.
     let input = serde_json::value::RawValue::from_string("{}".into()).expect("valid JSON");
     let event = ToolCallEvent::new(EventMeta::new("s", 0, 1), tool_name, &input, &output, 1)
-        .record_output()
+        .with_output()
         .to_json();
     let trace = read_trace(event.as_bytes());
     assert_eq!(trace.items.len(), 1);
@@ -434,12 +437,12 @@ fn writers(tool_name: &str, content: &str) {
     let findings = verify_frame(&read, &empty);
     let on_exempt = findings
         .iter()
-        .any(|kind| matches!(kind, FindingKind::FenceOnExempt { .. }));
+        .any(|finding| matches!(finding.kind, FindingKind::FenceOnExempt { .. }));
     assert_eq!(
         on_exempt,
         !reference::markers(content.as_bytes()).is_empty()
     );
-    for kind in &findings {
-        consistent(kind, content, Some(&read.artifact.fence_source));
+    for finding in &findings {
+        consistent(&finding.kind, content, Some(&read.artifact.fence_source));
     }
 }

@@ -15,9 +15,10 @@ use crate::content::{ModelContent, ToolOutput};
 /// ```
 /// use fence_runtime::surfaces::CallMeta;
 ///
-/// let call = CallMeta::new("toolu_01", 12).exit_code(0);
+/// let call = CallMeta::new("toolu_01", 12).with_exit_code(0);
 /// assert_eq!(call.tool_call_id(), "toolu_01");
 /// assert_eq!(call.duration_ms(), 12);
+/// assert_eq!(call.exit_code(), Some(0));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct CallMeta<'a> {
@@ -34,6 +35,7 @@ impl<'a> CallMeta<'a> {
     /// let call = fence_runtime::surfaces::CallMeta::new("toolu_1", 0);
     /// assert!(!call.is_truncated());
     /// ```
+    #[must_use]
     pub const fn new(tool_call_id: &'a str, duration_ms: u64) -> CallMeta<'a> {
         CallMeta {
             tool_call_id,
@@ -43,26 +45,26 @@ impl<'a> CallMeta<'a> {
         }
     }
 
-    /// The exit status of a subprocess that ran to completion.
+    /// Sets the exit status of a subprocess that ran to completion.
     ///
     /// ```
-    /// let call = fence_runtime::surfaces::CallMeta::new("toolu_1", 3).exit_code(2);
-    /// assert_eq!(call.exit_code_value(), Some(2));
+    /// let call = fence_runtime::surfaces::CallMeta::new("toolu_1", 3).with_exit_code(2);
+    /// assert_eq!(call.exit_code(), Some(2));
     /// ```
     #[must_use]
-    pub const fn exit_code(mut self, code: i32) -> CallMeta<'a> {
+    pub const fn with_exit_code(mut self, code: i32) -> CallMeta<'a> {
         self.exit_code = Some(code);
         self
     }
 
-    /// The tool result's own truncated flag.
+    /// Sets the tool result's own truncated flag.
     ///
     /// ```
-    /// let call = fence_runtime::surfaces::CallMeta::new("toolu_1", 3).truncated(true);
+    /// let call = fence_runtime::surfaces::CallMeta::new("toolu_1", 3).with_truncated(true);
     /// assert!(call.is_truncated());
     /// ```
     #[must_use]
-    pub const fn truncated(mut self, truncated: bool) -> CallMeta<'a> {
+    pub const fn with_truncated(mut self, truncated: bool) -> CallMeta<'a> {
         self.truncated = truncated;
         self
     }
@@ -72,6 +74,7 @@ impl<'a> CallMeta<'a> {
     /// ```
     /// assert_eq!(fence_runtime::surfaces::CallMeta::new("toolu_9", 0).tool_call_id(), "toolu_9");
     /// ```
+    #[must_use]
     pub const fn tool_call_id(&self) -> &'a str {
         self.tool_call_id
     }
@@ -81,6 +84,7 @@ impl<'a> CallMeta<'a> {
     /// ```
     /// assert_eq!(fence_runtime::surfaces::CallMeta::new("t", 40).duration_ms(), 40);
     /// ```
+    #[must_use]
     pub const fn duration_ms(&self) -> u64 {
         self.duration_ms
     }
@@ -88,9 +92,10 @@ impl<'a> CallMeta<'a> {
     /// The subprocess exit status, if one ran to completion.
     ///
     /// ```
-    /// assert_eq!(fence_runtime::surfaces::CallMeta::new("t", 0).exit_code_value(), None);
+    /// assert_eq!(fence_runtime::surfaces::CallMeta::new("t", 0).exit_code(), None);
     /// ```
-    pub const fn exit_code_value(&self) -> Option<i32> {
+    #[must_use]
+    pub const fn exit_code(&self) -> Option<i32> {
         self.exit_code
     }
 
@@ -99,6 +104,7 @@ impl<'a> CallMeta<'a> {
     /// ```
     /// assert!(!fence_runtime::surfaces::CallMeta::new("t", 0).is_truncated());
     /// ```
+    #[must_use]
     pub const fn is_truncated(&self) -> bool {
         self.truncated
     }
@@ -174,6 +180,7 @@ impl<'a> ArtifactFrame<'a> {
     ///     r#"{"id":"tsk_1","artifact":{"tool_name":"no-such-tool","content":"tool 'no-such-tool' is not declared in manifest allowlist","fence_source":null,"tool_call_id":"toolu_03","is_error":true,"duration_ms":0,"exit_code":null,"truncated":false}}"#,
     /// );
     /// ```
+    #[must_use]
     pub fn tool_result(
         task_id: &'a str,
         tool_name: &'a str,
@@ -211,6 +218,7 @@ impl<'a> ArtifactFrame<'a> {
     /// assert_eq!(frame.fence_source(), None);
     /// assert!(frame.to_json().contains(r#""fence_source":null,"tool_call_id":"toolu_2","is_error":false,"duration_ms":1,"exit_code":null"#));
     /// ```
+    #[must_use]
     pub fn skill_result(
         task_id: &'a str,
         skill_name: &'a str,
@@ -246,6 +254,7 @@ impl<'a> ArtifactFrame<'a> {
     ///     r#"{"id":"tsk_1","artifact":{"tool_name":"lint","content":"lint passed","fence_source":null,"tool_call_id":null,"is_error":false,"duration_ms":null,"exit_code":null,"truncated":false}}"#,
     /// );
     /// ```
+    #[must_use]
     pub fn hook_artifact(
         task_id: &'a str,
         hook_name: &'a str,
@@ -265,6 +274,7 @@ impl<'a> ArtifactFrame<'a> {
     ///
     /// assert_eq!(ArtifactFrame::hook_artifact("tsk_7", "h", &ModelContent::hook_artifact("x")).task_id(), "tsk_7");
     /// ```
+    #[must_use]
     pub fn task_id(&self) -> &'a str {
         self.id
     }
@@ -277,6 +287,7 @@ impl<'a> ArtifactFrame<'a> {
     ///
     /// assert_eq!(ArtifactFrame::hook_artifact("t", "lint", &ModelContent::hook_artifact("x")).tool_name(), "lint");
     /// ```
+    #[must_use]
     pub fn tool_name(&self) -> &'a str {
         self.artifact.tool_name
     }
@@ -289,6 +300,7 @@ impl<'a> ArtifactFrame<'a> {
     ///
     /// assert_eq!(ArtifactFrame::hook_artifact("t", "lint", &ModelContent::hook_artifact("ok")).content(), "ok");
     /// ```
+    #[must_use]
     pub fn content(&self) -> &'a str {
         self.artifact.content
     }
@@ -303,6 +315,7 @@ impl<'a> ArtifactFrame<'a> {
     /// let frame = ArtifactFrame::tool_result("t", "bash", &output, CallMeta::new("c", 1));
     /// assert_eq!(frame.fence_source(), Some("tool:bash"));
     /// ```
+    #[must_use]
     pub fn fence_source(&self) -> Option<&'a str> {
         self.artifact.fence_source
     }
@@ -320,6 +333,7 @@ impl<'a> ArtifactFrame<'a> {
     /// let json = ArtifactFrame::hook_artifact("t", "h", &ModelContent::hook_artifact("line 1\nline 2")).to_json();
     /// assert!(!json.contains('\n'));
     /// ```
+    #[must_use]
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("an artifact frame always serialises")
     }

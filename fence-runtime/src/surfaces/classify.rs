@@ -55,6 +55,7 @@ impl ResultKind {
     /// assert_eq!(ResultKind::ModelText.exemption(), Some(Exemption::ModelText));
     /// assert_eq!(ResultKind::FailedCall.exemption(), None);
     /// ```
+    #[must_use]
     pub fn exemption(self) -> Option<Exemption> {
         match self {
             ResultKind::SkillResult => Some(Exemption::SkillDoc),
@@ -116,6 +117,7 @@ impl VerifyContext {
     /// let context = fence_runtime::surfaces::VerifyContext::new();
     /// assert!(!context.is_skill("triage"));
     /// ```
+    #[must_use]
     pub fn new() -> VerifyContext {
         VerifyContext::default()
     }
@@ -217,6 +219,7 @@ impl VerifyContext {
     /// ```
     /// assert!(!fence_runtime::surfaces::VerifyContext::new().is_skill("x"));
     /// ```
+    #[must_use]
     pub fn is_skill(&self, name: &str) -> bool {
         self.skills.contains(name)
     }
@@ -226,6 +229,7 @@ impl VerifyContext {
     /// ```
     /// assert!(!fence_runtime::surfaces::VerifyContext::new().is_undeclared("x"));
     /// ```
+    #[must_use]
     pub fn is_undeclared(&self, name: &str) -> bool {
         self.tools
             .as_ref()
@@ -257,6 +261,7 @@ impl VerifyContext {
     /// assert_eq!(VerifyContext::new().classify_frame(&ran.artifact), ResultKind::ToolResult);
     /// # Ok::<(), fence_runtime::surfaces::ReadError>(())
     /// ```
+    #[must_use]
     pub fn classify_frame(&self, artifact: &ParsedArtifact) -> ResultKind {
         let name = artifact.tool_name.as_deref();
         if has_hook_ids(artifact)
@@ -288,6 +293,7 @@ impl VerifyContext {
     /// assert_eq!(context.classify_message(&record.items[0].value), ResultKind::SkillResult);
     /// assert_eq!(VerifyContext::new().classify_message(&record.items[0].value), ResultKind::ToolResult);
     /// ```
+    #[must_use]
     pub fn classify_message(&self, message: &ParsedMessage) -> ResultKind {
         match message.role.as_str() {
             "tool" | "function" => self.call_result(self.line_call(message), message.is_error),
@@ -310,6 +316,7 @@ impl VerifyContext {
     /// assert_eq!(VerifyContext::new().classify_part(line, &line.content[0]), ResultKind::ToolResult);
     /// assert_eq!(VerifyContext::new().classify_part(line, &line.content[1]), ResultKind::NotAResult);
     /// ```
+    #[must_use]
     pub fn classify_part(&self, message: &ParsedMessage, part: &Part) -> ResultKind {
         match part {
             Part::ToolResult { is_error, .. } => {
@@ -337,6 +344,7 @@ impl VerifyContext {
     /// assert_eq!(VerifyContext::new().with_tools(["bash"]).classify_tool_call(call), ResultKind::DispatchFailure);
     /// assert_eq!(VerifyContext::new().classify_tool_call(call), ResultKind::FailedCall);
     /// ```
+    #[must_use]
     pub fn classify_tool_call(&self, call: &ParsedToolCall) -> ResultKind {
         if self.is_skill(&call.tool_name) {
             ResultKind::SkillResult

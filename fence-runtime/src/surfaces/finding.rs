@@ -13,6 +13,7 @@ use crate::parse::ParseError;
 /// assert_eq!(fence_runtime::surfaces::Surface::Record.to_string(), "conversation record");
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
 pub enum Surface {
     /// The A2A SSE stream of `artifact` frames.
     ArtifactStream,
@@ -39,12 +40,13 @@ impl fmt::Display for Surface {
 /// ```
 /// use fence_runtime::surfaces::{Location, Surface};
 ///
-/// let at = Location { surface: Surface::ArtifactStream, line: 3, frame_id: Some("1".into()), part: None };
+/// let at = Location::new(Surface::ArtifactStream, 3).with_frame_id("1");
 /// assert_eq!(at.to_string(), "artifact stream, line 3 (frame id 1)");
-/// let at = Location { surface: Surface::Record, line: 4, frame_id: None, part: Some(1) };
+/// let at = Location::new(Surface::Record, 4).with_part(1);
 /// assert_eq!(at.to_string(), "conversation record, line 4, content[1]");
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
 pub struct Location {
     /// The surface.
     pub surface: Surface,
@@ -56,6 +58,53 @@ pub struct Location {
     /// a tool result carried as a part, or a part that cannot be read. `None` for a finding
     /// about the line's text, and on the other surfaces.
     pub part: Option<usize>,
+}
+
+impl Location {
+    /// A location on `surface`, at the 1-based `line`, with no frame id and no part.
+    ///
+    /// ```
+    /// use fence_runtime::surfaces::{Location, Surface};
+    ///
+    /// let at = Location::new(Surface::Trace, 2);
+    /// assert_eq!((at.surface, at.line, at.frame_id, at.part), (Surface::Trace, 2, None, None));
+    /// ```
+    #[must_use]
+    pub fn new(surface: Surface, line: usize) -> Location {
+        Location {
+            surface,
+            line,
+            frame_id: None,
+            part: None,
+        }
+    }
+
+    /// Sets the SSE `id:` of the frame's event.
+    ///
+    /// ```
+    /// use fence_runtime::surfaces::{Location, Surface};
+    ///
+    /// let at = Location::new(Surface::ArtifactStream, 3).with_frame_id("7");
+    /// assert_eq!(at.frame_id.as_deref(), Some("7"));
+    /// ```
+    #[must_use]
+    pub fn with_frame_id(mut self, frame_id: impl Into<String>) -> Location {
+        self.frame_id = Some(frame_id.into());
+        self
+    }
+
+    /// Sets the 0-based index of the record line's part the finding is about.
+    ///
+    /// ```
+    /// use fence_runtime::surfaces::{Location, Surface};
+    ///
+    /// assert_eq!(Location::new(Surface::Record, 1).with_part(2).part, Some(2));
+    /// ```
+    #[must_use]
+    pub fn with_part(mut self, part: usize) -> Location {
+        self.part = Some(part);
+        self
+    }
 }
 
 impl fmt::Display for Location {
@@ -77,6 +126,7 @@ impl fmt::Display for Location {
 /// assert_eq!(fence_runtime::surfaces::MissingLabel::Null.to_string(), "null");
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum MissingLabel {
     /// The label is `null`.
     Null,
@@ -99,6 +149,7 @@ impl fmt::Display for MissingLabel {
 /// assert_eq!(fence_runtime::surfaces::MarkerKind::Closer.to_string(), "closing");
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum MarkerKind {
     /// `<untrusted-content…`
     Opener,
@@ -248,6 +299,7 @@ impl FindingKind {
     ///
     /// assert!(FindingKind::UnfencedToolResult { error: ParseError::NoOpener }.is_error());
     /// ```
+    #[must_use]
     pub fn is_error(&self) -> bool {
         !matches!(
             self,
@@ -263,6 +315,7 @@ impl FindingKind {
     /// let kind = FindingKind::FenceWithoutLabel { label: MissingLabel::Null, markers: "tool:t".into() };
     /// assert_eq!(kind.name(), "fence-without-label");
     /// ```
+    #[must_use]
     pub fn name(&self) -> &'static str {
         match self {
             FindingKind::UnreadableUnit { .. } => "unreadable-unit",
@@ -385,6 +438,7 @@ impl fmt::Display for FindingKind {
 /// assert!(findings[0].is_error());
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct Finding {
     /// Where it was found.
     pub location: Location,
@@ -393,17 +447,34 @@ pub struct Finding {
 }
 
 impl Finding {
+    /// A finding of `kind` at `location`.
+    ///
+    /// ```
+    /// use fence_runtime::surfaces::{Finding, FindingKind, Location, Surface};
+    ///
+    /// let finding = Finding::new(
+    ///     Location::new(Surface::Trace, 1),
+    ///     FindingKind::UnknownStatus { status: "done".into() },
+    /// );
+    /// assert_eq!(finding.to_string(), "trace, line 1: `status` `done` is neither `ok` nor `error`: checked as a tool result");
+    /// ```
+    #[must_use]
+    pub fn new(location: Location, kind: FindingKind) -> Finding {
+        Finding { location, kind }
+    }
+
     /// Whether the finding is an error; see [`FindingKind::is_error`].
     ///
     /// ```
     /// use fence_runtime::surfaces::{Finding, FindingKind, Location, Surface};
     ///
-    /// let finding = Finding {
-    ///     location: Location { surface: Surface::Trace, line: 1, frame_id: None, part: None },
-    ///     kind: FindingKind::UnknownSourceKind { source: "member:r".into() },
-    /// };
+    /// let finding = Finding::new(
+    ///     Location::new(Surface::Trace, 1),
+    ///     FindingKind::UnknownSourceKind { source: "member:r".into() },
+    /// );
     /// assert!(!finding.is_error());
     /// ```
+    #[must_use]
     pub fn is_error(&self) -> bool {
         self.kind.is_error()
     }

@@ -34,7 +34,7 @@
 //! use fence_runtime::surfaces::{ArtifactFrame, CallMeta, RecordLine, SseEncoder};
 //!
 //! let output = ToolOutput::ok(fence(&Source::tool("bash"), "hello\n"));
-//! let frame = ArtifactFrame::tool_result("tsk_1", "bash", &output, CallMeta::new("toolu_01", 12).exit_code(0));
+//! let frame = ArtifactFrame::tool_result("tsk_1", "bash", &output, CallMeta::new("toolu_01", 12).with_exit_code(0));
 //! let line = RecordLine::tool_result("toolu_01", &output);
 //! assert_eq!(frame.fence_source(), Some("tool:bash"));
 //! assert_eq!(line.fence(), Some("tool:bash"));
@@ -201,8 +201,10 @@
 //! [`ToolOutput`]: crate::ToolOutput
 
 mod artifact;
+mod check;
 mod classify;
 mod finding;
+mod markers;
 mod read;
 mod record;
 mod sse;
@@ -212,6 +214,7 @@ mod verify;
 pub use self::artifact::{ArtifactFrame, CallMeta, ParsedArtifact, ParsedFrame, read_frame};
 pub use self::classify::{ResultKind, VerifyContext};
 pub use self::finding::{Finding, FindingKind, Location, MarkerKind, MissingLabel, Surface};
+pub use self::markers::{Markers, read_markers};
 pub use self::read::{Counts, Label, LineError, Located, Nullable, ReadError, Report};
 pub use self::record::{ParsedMessage, Part, RecordHeader, RecordLine, RecordReport, read_record};
 pub use self::sse::{SseEncoder, SseReader, StreamFrame, StreamReport, read_sse};
@@ -219,11 +222,52 @@ pub use self::trace::{
     EventMeta, ParsedEvent, ParsedSkillCall, ParsedToolCall, SkillCallEvent, StateEffect, Status,
     ToolCallEvent, TraceReport, read_trace,
 };
-pub use self::verify::{
-    Markers, read_markers, verify_frame, verify_record, verify_stream, verify_trace,
-};
+pub use self::verify::{verify_frame, verify_record, verify_stream, verify_trace};
 
 use crate::content::ModelContent;
+
+// Every public type can cross threads: a verifier may read on one thread and report on another.
+const _: () = {
+    const fn send_sync<T: Send + Sync>() {}
+    send_sync::<ArtifactFrame<'static>>();
+    send_sync::<CallMeta<'static>>();
+    send_sync::<ParsedArtifact>();
+    send_sync::<ParsedFrame>();
+    send_sync::<ResultKind>();
+    send_sync::<VerifyContext>();
+    send_sync::<Finding>();
+    send_sync::<FindingKind>();
+    send_sync::<Location>();
+    send_sync::<MarkerKind>();
+    send_sync::<MissingLabel>();
+    send_sync::<Surface>();
+    send_sync::<Counts>();
+    send_sync::<Label>();
+    send_sync::<LineError>();
+    send_sync::<Located<ParsedMessage>>();
+    send_sync::<Nullable<u64>>();
+    send_sync::<ReadError>();
+    send_sync::<Report<ParsedEvent>>();
+    send_sync::<ParsedMessage>();
+    send_sync::<Part>();
+    send_sync::<RecordHeader>();
+    send_sync::<RecordLine<'static>>();
+    send_sync::<RecordReport>();
+    send_sync::<SseEncoder>();
+    send_sync::<SseReader>();
+    send_sync::<StreamFrame>();
+    send_sync::<StreamReport>();
+    send_sync::<EventMeta<'static>>();
+    send_sync::<ParsedEvent>();
+    send_sync::<ParsedSkillCall>();
+    send_sync::<ParsedToolCall>();
+    send_sync::<SkillCallEvent<'static>>();
+    send_sync::<StateEffect>();
+    send_sync::<Status>();
+    send_sync::<ToolCallEvent<'static>>();
+    send_sync::<TraceReport>();
+    send_sync::<Markers<'static>>();
+};
 
 /// Text and the label that goes with it, taken together from one value. The writing types
 /// build their `content` and `fence_source` / `fence` keys from one of these, and only

@@ -45,6 +45,7 @@ impl Label {
     /// assert_eq!(Label::Source("tool:bash".into()).source(), Some("tool:bash"));
     /// assert_eq!(Label::Null.source(), None);
     /// ```
+    #[must_use]
     pub fn source(&self) -> Option<&str> {
         match self {
             Label::Source(source) => Some(source),
@@ -60,6 +61,7 @@ impl Label {
     /// assert!(Label::Null.is_present());
     /// assert!(!Label::Absent.is_present());
     /// ```
+    #[must_use]
     pub fn is_present(&self) -> bool {
         !matches!(self, Label::Absent)
     }
@@ -286,6 +288,7 @@ impl Counts {
     /// ```
     /// assert_eq!(fence_runtime::surfaces::Counts::default().ok(), 0);
     /// ```
+    #[must_use]
     pub fn ok(&self) -> usize {
         // The fields are public: saturate rather than panic if a caller edited them.
         self.read

@@ -84,6 +84,7 @@ impl<'a> RecordLine<'a> {
     ///     r#"{"role":"user","content":[{"type":"text","text":"<untrusted-content source=task:event>\nhi\n</untrusted-content>"}],"fence":"task:event"}"#,
     /// );
     /// ```
+    #[must_use]
     pub fn message(role: &'a str, content: &'a ModelContent) -> RecordLine<'a> {
         RecordLine::new(role, Labelled::of(content))
     }
@@ -97,6 +98,7 @@ impl<'a> RecordLine<'a> {
     /// let task = ModelContent::task(&TaskProvenance::derive(TaskOrigin::User, None), "hi");
     /// assert_eq!(RecordLine::user(&task).to_json(), r#"{"role":"user","content":[{"type":"text","text":"hi"}]}"#);
     /// ```
+    #[must_use]
     pub fn user(content: &'a ModelContent) -> RecordLine<'a> {
         RecordLine::message("user", content)
     }
@@ -110,6 +112,7 @@ impl<'a> RecordLine<'a> {
     /// let text = ModelContent::model_text("Done.");
     /// assert_eq!(RecordLine::assistant(&text).fence(), None);
     /// ```
+    #[must_use]
     pub fn assistant(content: &'a ModelContent) -> RecordLine<'a> {
         RecordLine::message("assistant", content)
     }
@@ -126,6 +129,7 @@ impl<'a> RecordLine<'a> {
     ///     r#"{"role":"tool","tool_call_id":"toolu_2","is_error":true,"content":[{"type":"text","text":"/etc is read-only"}]}"#,
     /// );
     /// ```
+    #[must_use]
     pub fn tool_result(tool_call_id: &'a str, output: &'a ToolOutput) -> RecordLine<'a> {
         RecordLine {
             tool_call_id: Some(tool_call_id),
@@ -151,6 +155,7 @@ impl<'a> RecordLine<'a> {
     ///     r#"{"role":"tool","tool_call_id":"toolu_4","is_error":false,"content":[{"type":"text","text":"Triage notes"}]}"#,
     /// );
     /// ```
+    #[must_use]
     pub fn skill_result(tool_call_id: &'a str, skill_doc: &'a ModelContent) -> RecordLine<'a> {
         RecordLine {
             tool_call_id: Some(tool_call_id),
@@ -182,6 +187,7 @@ impl<'a> RecordLine<'a> {
     ///
     /// assert_eq!(RecordLine::assistant(&ModelContent::model_text("x")).role(), "assistant");
     /// ```
+    #[must_use]
     pub fn role(&self) -> &'a str {
         self.role
     }
@@ -194,6 +200,7 @@ impl<'a> RecordLine<'a> {
     ///
     /// assert_eq!(RecordLine::assistant(&ModelContent::model_text("x")).text(), "x");
     /// ```
+    #[must_use]
     pub fn text(&self) -> &'a str {
         self.content[0].text
     }
@@ -207,6 +214,7 @@ impl<'a> RecordLine<'a> {
     /// let output = ToolOutput::ok(fence(&Source::tool("bash"), "ok"));
     /// assert_eq!(RecordLine::tool_result("c", &output).fence(), Some("tool:bash"));
     /// ```
+    #[must_use]
     pub fn fence(&self) -> Option<&'a str> {
         self.fence
     }
@@ -224,6 +232,7 @@ impl<'a> RecordLine<'a> {
     /// let text = ModelContent::model_text("two\nlines");
     /// assert!(!RecordLine::assistant(&text).to_json().contains('\n'));
     /// ```
+    #[must_use]
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("a record line always serialises")
     }
@@ -239,7 +248,7 @@ impl<'a> RecordLine<'a> {
 ///
 /// assert_eq!(RecordHeader::new().to_json(), r#"{"type":"murmur.record"}"#);
 /// assert_eq!(
-///     RecordHeader::new().with("version", 1).with("context_id", "ctx_1").to_json(),
+///     RecordHeader::new().with_field("version", 1).with_field("context_id", "ctx_1").to_json(),
 ///     r#"{"type":"murmur.record","version":1,"context_id":"ctx_1"}"#,
 /// );
 /// ```
@@ -257,6 +266,7 @@ impl RecordHeader {
     /// ```
     /// assert_eq!(fence_runtime::surfaces::RecordHeader::new().to_json(), r#"{"type":"murmur.record"}"#);
     /// ```
+    #[must_use]
     pub fn new() -> RecordHeader {
         RecordHeader::default()
     }
@@ -267,11 +277,15 @@ impl RecordHeader {
     /// ```
     /// use fence_runtime::surfaces::RecordHeader;
     ///
-    /// let header = RecordHeader::new().with("a", 1).with("b", 2).with("a", 3).with("type", "x");
+    /// let header = RecordHeader::new()
+    ///     .with_field("a", 1)
+    ///     .with_field("b", 2)
+    ///     .with_field("a", 3)
+    ///     .with_field("type", "x");
     /// assert_eq!(header.to_json(), r#"{"type":"murmur.record","a":3,"b":2}"#);
     /// ```
     #[must_use]
-    pub fn with(mut self, key: impl Into<String>, value: impl Into<Value>) -> RecordHeader {
+    pub fn with_field(mut self, key: impl Into<String>, value: impl Into<Value>) -> RecordHeader {
         let key = key.into();
         if key == "type" {
             return self;
@@ -293,6 +307,7 @@ impl RecordHeader {
     /// ```
     /// assert!(fence_runtime::surfaces::RecordHeader::new().to_json().starts_with('{'));
     /// ```
+    #[must_use]
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("a record header always serialises")
     }
@@ -359,6 +374,7 @@ impl ParsedMessage {
     /// let report = read_record(br#"{"role":"user","content":[{"type":"text","text":"a"},{"type":"image"},{"type":"input_text","text":"b"},{"type":"tool_result","content":"c"}]}"#);
     /// assert_eq!(report.items[0].value.text(), "ab");
     /// ```
+    #[must_use]
     pub fn text(&self) -> Cow<'_, str> {
         join(self.content.iter().filter_map(|part| match part {
             Part::Text(text) => Some(text.as_str()),
@@ -442,6 +458,7 @@ impl Part {
     /// let report = read_record(br#"{"role":"user","content":[{"type":"tool_result","tool_use_id":"c1","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}]}"#);
     /// assert_eq!(report.items[0].value.content[0].text().as_deref(), Some("ab"));
     /// ```
+    #[must_use]
     pub fn text(&self) -> Option<Cow<'_, str>> {
         match self {
             Part::Text(text) => Some(Cow::Borrowed(text)),
@@ -552,6 +569,7 @@ impl Report<ParsedMessage> {
     /// let new = read_record(br#"{"role":"tool","content":[],"fence":"tool:t"}"#);
     /// assert!(new.is_labelled());
     /// ```
+    #[must_use]
     pub fn is_labelled(&self) -> bool {
         self.items.iter().any(|line| line.value.fence.is_present())
     }
@@ -572,6 +590,7 @@ impl Report<ParsedMessage> {
 /// assert_eq!(report.counts.skipped, 2);
 /// assert_eq!(report.errors[0].line, 4);
 /// ```
+#[must_use]
 pub fn read_record(bytes: &[u8]) -> RecordReport {
     read_jsonl(bytes, |line| {
         let value = match parse_value(line) {

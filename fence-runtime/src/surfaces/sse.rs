@@ -45,6 +45,7 @@ impl SseEncoder {
     /// ```
     /// assert_eq!(fence_runtime::surfaces::SseEncoder::new().next_id(), 1);
     /// ```
+    #[must_use]
     pub const fn new() -> SseEncoder {
         SseEncoder { next_id: 1 }
     }
@@ -59,6 +60,7 @@ impl SseEncoder {
     /// encoder.encode(&ArtifactFrame::hook_artifact("t", "h", &ModelContent::hook_artifact("x")));
     /// assert_eq!(encoder.next_id(), 2);
     /// ```
+    #[must_use]
     pub const fn next_id(&self) -> u64 {
         self.next_id
     }
@@ -196,6 +198,7 @@ impl SseReader {
     /// ```
     /// assert_eq!(fence_runtime::surfaces::SseReader::new().report().counts.read, 0);
     /// ```
+    #[must_use]
     pub fn new() -> SseReader {
         SseReader::default()
     }
@@ -244,6 +247,7 @@ impl SseReader {
     /// reader.push(b"event: ping\ndata: 1\n\n");
     /// assert_eq!(reader.report().counts.skipped, 1);
     /// ```
+    #[must_use]
     pub fn report(&self) -> &StreamReport {
         &self.report
     }
@@ -258,6 +262,7 @@ impl SseReader {
     /// reader.push(b"event: artifact\ndata: {\"artifact\":{\"content\":\"cut off\"}}");
     /// assert_eq!(reader.finish().items.len(), 1);
     /// ```
+    #[must_use]
     pub fn finish(mut self) -> StreamReport {
         if !self.line.is_empty() {
             self.end_line();
@@ -351,6 +356,7 @@ impl SseReader {
 /// assert_eq!(report.items[0].value.frame.id.as_deref(), Some("t"));
 /// assert_eq!(report.counts.read, 1);
 /// ```
+#[must_use]
 pub fn read_sse(bytes: &[u8]) -> StreamReport {
     let mut reader = SseReader::new();
     reader.push(bytes);

@@ -33,6 +33,7 @@ impl<'a> EventMeta<'a> {
     /// let meta = fence_runtime::surfaces::EventMeta::new("ses_1", 5, 1);
     /// assert_eq!(meta.session_id(), "ses_1");
     /// ```
+    #[must_use]
     pub const fn new(session_id: &'a str, timestamp_ms: u64, turn: u32) -> EventMeta<'a> {
         EventMeta {
             session_id,
@@ -46,6 +47,7 @@ impl<'a> EventMeta<'a> {
     /// ```
     /// assert_eq!(fence_runtime::surfaces::EventMeta::new("s", 0, 0).session_id(), "s");
     /// ```
+    #[must_use]
     pub const fn session_id(&self) -> &'a str {
         self.session_id
     }
@@ -55,6 +57,7 @@ impl<'a> EventMeta<'a> {
     /// ```
     /// assert_eq!(fence_runtime::surfaces::EventMeta::new("s", 42, 0).timestamp_ms(), 42);
     /// ```
+    #[must_use]
     pub const fn timestamp_ms(&self) -> u64 {
         self.timestamp
     }
@@ -64,6 +67,7 @@ impl<'a> EventMeta<'a> {
     /// ```
     /// assert_eq!(fence_runtime::surfaces::EventMeta::new("s", 0, 7).turn(), 7);
     /// ```
+    #[must_use]
     pub const fn turn(&self) -> u32 {
         self.turn
     }
@@ -78,6 +82,7 @@ impl<'a> EventMeta<'a> {
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum Status {
     /// The call succeeded.
     Ok,
@@ -91,6 +96,7 @@ impl Status {
     /// ```
     /// assert_eq!(fence_runtime::surfaces::Status::Ok.as_str(), "ok");
     /// ```
+    #[must_use]
     pub const fn as_str(self) -> &'static str {
         match self {
             Status::Ok => "ok",
@@ -108,6 +114,7 @@ impl Status {
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum StateEffect {
     /// The call only read state.
     Read,
@@ -121,6 +128,7 @@ impl StateEffect {
     /// ```
     /// assert_eq!(fence_runtime::surfaces::StateEffect::Read.as_str(), "read");
     /// ```
+    #[must_use]
     pub const fn as_str(self) -> &'static str {
         match self {
             StateEffect::Read => "read",
@@ -150,7 +158,7 @@ fn byte_len(text: &str) -> u64 {
 /// let input = RawValue::from_string(r#"{"url":"https://example.com"}"#.into())?;
 /// let output = ToolOutput::ok(fence(&Source::tool("web-fetch"), "{\"status\":200}"));
 /// let event = ToolCallEvent::new(EventMeta::new("ses_1", 1_767_225_600_000, 1), "web-fetch", &input, &output, 40)
-///     .state_effect(StateEffect::Read);
+///     .with_state_effect(StateEffect::Read);
 /// assert_eq!(event.output_bytes(), output.content().as_str().len() as u64);
 /// assert_eq!(
 ///     event.to_json(),
@@ -195,6 +203,7 @@ impl<'a> ToolCallEvent<'a> {
     /// assert_eq!(event.output_bytes(), 46);
     /// # Ok::<(), serde_json::Error>(())
     /// ```
+    #[must_use]
     pub fn new(
         meta: EventMeta<'a>,
         tool_name: &'a str,
@@ -225,7 +234,8 @@ impl<'a> ToolCallEvent<'a> {
         }
     }
 
-    /// Records the output text itself, for a capsule that opts into recording tool output.
+    /// Sets the `output` key: the output text itself, for a capsule that opts into recording
+    /// tool output.
     ///
     /// ```
     /// use fence_runtime::{fence, Source, ToolOutput};
@@ -234,12 +244,12 @@ impl<'a> ToolCallEvent<'a> {
     ///
     /// let input = RawValue::from_string("{}".into())?;
     /// let output = ToolOutput::ok(fence(&Source::tool("t"), "x"));
-    /// let event = ToolCallEvent::new(EventMeta::new("s", 0, 1), "t", &input, &output, 1).record_output();
+    /// let event = ToolCallEvent::new(EventMeta::new("s", 0, 1), "t", &input, &output, 1).with_output();
     /// assert!(event.to_json().contains(r#""output":"<untrusted-content source=tool:t>\nx\n</untrusted-content>","output_bytes":56"#));
     /// # Ok::<(), serde_json::Error>(())
     /// ```
     #[must_use]
-    pub fn record_output(mut self) -> ToolCallEvent<'a> {
+    pub fn with_output(mut self) -> ToolCallEvent<'a> {
         self.output = Some(self.output_text);
         self
     }
@@ -254,12 +264,12 @@ impl<'a> ToolCallEvent<'a> {
     /// let input = RawValue::from_string("{}".into())?;
     /// let output = ToolOutput::ok(fence(&Source::tool("t"), "x"));
     /// let event = ToolCallEvent::new(EventMeta::new("s", 0, 1), "t", &input, &output, 1)
-    ///     .state_effect(StateEffect::Mutate);
+    ///     .with_state_effect(StateEffect::Mutate);
     /// assert!(event.to_json().ends_with(r#""state_effect":"mutate"}"#));
     /// # Ok::<(), serde_json::Error>(())
     /// ```
     #[must_use]
-    pub fn state_effect(mut self, effect: StateEffect) -> ToolCallEvent<'a> {
+    pub fn with_state_effect(mut self, effect: StateEffect) -> ToolCallEvent<'a> {
         self.state_effect = Some(effect);
         self
     }
@@ -273,12 +283,12 @@ impl<'a> ToolCallEvent<'a> {
     ///
     /// let input = RawValue::from_string("{}".into())?;
     /// let output = ToolOutput::ok(fence(&Source::tool("t"), "x"));
-    /// let event = ToolCallEvent::new(EventMeta::new("s", 0, 1), "t", &input, &output, 1).resource_id("doc_9");
+    /// let event = ToolCallEvent::new(EventMeta::new("s", 0, 1), "t", &input, &output, 1).with_resource_id("doc_9");
     /// assert!(event.to_json().ends_with(r#""resource_id":"doc_9"}"#));
     /// # Ok::<(), serde_json::Error>(())
     /// ```
     #[must_use]
-    pub fn resource_id(mut self, id: &'a str) -> ToolCallEvent<'a> {
+    pub fn with_resource_id(mut self, id: &'a str) -> ToolCallEvent<'a> {
         self.resource_id = Some(id);
         self
     }
@@ -296,6 +306,7 @@ impl<'a> ToolCallEvent<'a> {
     /// assert_eq!(event.output_bytes(), "<untrusted-content source=tool:t>\n\n</untrusted-content>".len() as u64);
     /// # Ok::<(), serde_json::Error>(())
     /// ```
+    #[must_use]
     pub fn output_bytes(&self) -> u64 {
         self.output_bytes
     }
@@ -312,6 +323,7 @@ impl<'a> ToolCallEvent<'a> {
     /// assert_eq!(ToolCallEvent::new(EventMeta::new("s", 0, 1), "t", &input, &output, 1).status(), Status::Error);
     /// # Ok::<(), serde_json::Error>(())
     /// ```
+    #[must_use]
     pub fn status(&self) -> Status {
         self.status
     }
@@ -332,6 +344,7 @@ impl<'a> ToolCallEvent<'a> {
     /// assert!(ToolCallEvent::new(EventMeta::new("s", 0, 1), "t", &input, &output, 1).to_json().starts_with(r#"{"event_type":"tool_call""#));
     /// # Ok::<(), serde_json::Error>(())
     /// ```
+    #[must_use]
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("a tool_call event always serialises")
     }
@@ -378,6 +391,7 @@ impl<'a> SkillCallEvent<'a> {
     /// let event = SkillCallEvent::new(EventMeta::new("s", 0, 1), "triage", &ModelContent::skill_doc("four"), 0);
     /// assert_eq!(event.output_bytes(), 4);
     /// ```
+    #[must_use]
     pub fn new(
         meta: EventMeta<'a>,
         skill_name: &'a str,
@@ -396,18 +410,20 @@ impl<'a> SkillCallEvent<'a> {
         }
     }
 
-    /// Marks the call as failed (its `skill.md` could not be returned).
+    /// Sets the call's status, `ok` unless set: [`Status::Error`] when the skill's `skill.md`
+    /// could not be returned.
     ///
     /// ```
     /// use fence_runtime::ModelContent;
-    /// use fence_runtime::surfaces::{EventMeta, SkillCallEvent};
+    /// use fence_runtime::surfaces::{EventMeta, SkillCallEvent, Status};
     ///
-    /// let event = SkillCallEvent::new(EventMeta::new("s", 0, 1), "triage", &ModelContent::skill_doc(""), 0).failed();
+    /// let event = SkillCallEvent::new(EventMeta::new("s", 0, 1), "triage", &ModelContent::skill_doc(""), 0)
+    ///     .with_status(Status::Error);
     /// assert!(event.to_json().ends_with(r#""status":"error"}"#));
     /// ```
     #[must_use]
-    pub fn failed(mut self) -> SkillCallEvent<'a> {
-        self.status = Status::Error;
+    pub fn with_status(mut self, status: Status) -> SkillCallEvent<'a> {
+        self.status = status;
         self
     }
 
@@ -419,6 +435,7 @@ impl<'a> SkillCallEvent<'a> {
     ///
     /// assert_eq!(SkillCallEvent::new(EventMeta::new("s", 0, 1), "k", &ModelContent::skill_doc("é"), 0).output_bytes(), 2);
     /// ```
+    #[must_use]
     pub fn output_bytes(&self) -> u64 {
         self.output_bytes
     }
@@ -435,6 +452,7 @@ impl<'a> SkillCallEvent<'a> {
     ///
     /// assert!(SkillCallEvent::new(EventMeta::new("s", 0, 1), "k", &ModelContent::skill_doc(""), 0).to_json().starts_with(r#"{"event_type":"skill_call""#));
     /// ```
+    #[must_use]
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("a skill_call event always serialises")
     }
@@ -565,6 +583,7 @@ pub type TraceReport = Report<ParsedEvent>;
 /// assert_eq!((report.counts.read, report.counts.skipped, report.counts.failed), (3, 1, 2));
 /// assert_eq!(report.errors[1].line, 3);
 /// ```
+#[must_use]
 pub fn read_trace(bytes: &[u8]) -> TraceReport {
     read_jsonl(bytes, |line| {
         let value = match parse_value(line) {

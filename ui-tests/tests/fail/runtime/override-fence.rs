@@ -7,7 +7,7 @@ struct Payload;
 
 impl Fenced for Payload {
     fn render(&self, out: &mut ContentWriter<'_>) -> Result<(), RenderError> {
-        out.write_bytes(b"data");
+        out.push_bytes(b"data");
         Ok(())
     }
 

@@ -7,8 +7,8 @@ use std::io;
 
 use tokio::io::AsyncWrite;
 
+use super::fencing::{End, Fencing, FinishError, closed_error};
 use crate::source::Source;
-use crate::writer::{End, Fencing, FinishError, closed_error};
 
 /// Why `AsyncFenceWriter::inner` is always `Some` where it is read.
 const TAKEN: &str = "the inner writer is only taken by methods that consume the writer";
@@ -88,6 +88,7 @@ const TAKEN: &str = "the inner writer is only taken by methods that consume the 
 /// # Ok(())
 /// # }
 /// ```
+#[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
 pub struct AsyncFenceWriter<W: AsyncWrite + Unpin> {
     /// `None` once `finish` has taken it.
     inner: Option<W>,
@@ -106,6 +107,7 @@ impl<W: AsyncWrite + Unpin> AsyncFenceWriter<W> {
     /// let writer = AsyncFenceWriter::new(tokio::io::sink(), &Source::tool("t"));
     /// assert_eq!(writer.source().as_str(), "tool:t");
     /// ```
+    #[must_use = "the writer only queues the opening marker: write the content to it, then finish it"]
     pub fn new(inner: W, source: &Source) -> AsyncFenceWriter<W> {
         AsyncFenceWriter {
             inner: Some(inner),

@@ -6,7 +6,7 @@ use std::io;
 use tokio::io::AsyncRead;
 use tokio::process::Child;
 
-use crate::buffer::FenceBuffer;
+use super::buffer::FenceBuffer;
 use crate::content::ToolOutput;
 use crate::source::Source;
 
@@ -33,6 +33,7 @@ use crate::source::Source;
 /// use tokio::process::Command;
 /// use fence_runtime::{fence_child_stdout, Source};
 ///
+/// # #[cfg(unix)]
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> std::io::Result<()> {
 /// let mut child = Command::new("sh")
@@ -49,6 +50,7 @@ use crate::source::Source;
 /// );
 /// # Ok(())
 /// # }
+/// # #[cfg(not(unix))] fn main() {}
 /// ```
 ///
 /// # Output cut short
@@ -56,13 +58,14 @@ use crate::source::Source;
 /// A child killed by a signal did not finish what it was writing: its output is an error, and
 /// its block ends with the [`TRUNCATION_NOTICE`](crate::TRUNCATION_NOTICE) on a line of its own,
 /// before the separator and the closing marker, so neither the model nor
-/// [`Block::is_truncated`](crate::Block::is_truncated) takes it for complete. (An exit with a
+/// [`ParsedBlock::is_truncated`](crate::ParsedBlock::is_truncated) takes it for complete. (An exit with a
 /// non-zero code is an error too, but its output is whole.)
 ///
 /// ```
 /// # use std::process::Stdio;
 /// # use tokio::process::Command;
 /// # use fence_runtime::{fence_child_stdout, parse, Source};
+/// # #[cfg(unix)]
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> std::io::Result<()> {
 /// let mut child = Command::new("sh")
@@ -74,6 +77,7 @@ use crate::source::Source;
 /// assert!(parse(output.content().as_str()).unwrap().is_truncated());
 /// # Ok(())
 /// # }
+/// # #[cfg(not(unix))] fn main() {}
 /// ```
 ///
 /// # Errors
@@ -88,6 +92,7 @@ use crate::source::Source;
 ///
 /// The child is not killed: it runs on, as the caller's `Command` set it up (see
 /// [`kill_on_drop`](tokio::process::Command::kill_on_drop)).
+#[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
 pub async fn fence_child_stdout(
     child: &mut Child,
     source: &Source,
@@ -149,6 +154,7 @@ async fn fence_output(
 /// use tokio::process::Command;
 /// use fence_runtime::{fence_child_stdout, Source};
 ///
+/// # #[cfg(unix)]
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> std::io::Result<()> {
 /// let mut child = Command::new("true").stdout(Stdio::null()).spawn()?;
@@ -162,8 +168,10 @@ async fn fence_output(
 /// child.wait().await?;
 /// # Ok(())
 /// # }
+/// # #[cfg(not(unix))] fn main() {}
 /// ```
 #[derive(Debug)]
+#[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
 pub struct ChildOutputError {
     error: io::Error,
     failed: Failed,
@@ -185,6 +193,7 @@ impl ChildOutputError {
     /// # use std::process::Stdio;
     /// # use tokio::process::Command;
     /// # use fence_runtime::{fence_child_stdout, Source};
+    /// # #[cfg(unix)]
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> std::io::Result<()> {
     /// let mut child = Command::new("true").spawn()?; // stdout not piped
@@ -193,7 +202,9 @@ impl ChildOutputError {
     /// # child.wait().await?;
     /// # Ok(())
     /// # }
+    /// # #[cfg(not(unix))] fn main() {}
     /// ```
+    #[must_use]
     pub fn error(&self) -> &io::Error {
         &self.error
     }
@@ -206,6 +217,7 @@ impl ChildOutputError {
     /// # use std::process::Stdio;
     /// # use tokio::process::Command;
     /// # use fence_runtime::{fence_child_stdout, Source};
+    /// # #[cfg(unix)]
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> std::io::Result<()> {
     /// let mut child = Command::new("true").spawn()?;
@@ -214,7 +226,9 @@ impl ChildOutputError {
     /// # child.wait().await?;
     /// # Ok(())
     /// # }
+    /// # #[cfg(not(unix))] fn main() {}
     /// ```
+    #[must_use]
     pub fn output(&self) -> Option<&ToolOutput> {
         self.output.as_ref()
     }
@@ -225,6 +239,7 @@ impl ChildOutputError {
     /// # use std::process::Stdio;
     /// # use tokio::process::Command;
     /// # use fence_runtime::{fence_child_stdout, Source};
+    /// # #[cfg(unix)]
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> std::io::Result<()> {
     /// let mut child = Command::new("true").spawn()?;
@@ -235,7 +250,9 @@ impl ChildOutputError {
     /// # child.wait().await?;
     /// # Ok(())
     /// # }
+    /// # #[cfg(not(unix))] fn main() {}
     /// ```
+    #[must_use]
     pub fn into_parts(self) -> (io::Error, Option<ToolOutput>) {
         (self.error, self.output)
     }
@@ -268,7 +285,8 @@ impl From<ChildOutputError> for io::Error {
     }
 }
 
-#[cfg(test)]
+// The test spawns `sh`.
+#[cfg(all(test, unix))]
 mod tests {
     use alloc::string::ToString;
     use core::pin::Pin;

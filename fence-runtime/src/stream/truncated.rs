@@ -5,7 +5,7 @@ use alloc::string::String;
 use crate::fence::TAIL;
 
 /// The line a fencing writer adds, inside the block, after content that was cut short: a
-/// [`FenceWriter`](crate::FenceWriter) or `AsyncFenceWriter` dropped
+/// [`FenceWriter`] or `AsyncFenceWriter` dropped
 /// before `finish` (an early `?`, a panic), `finish_truncated`,
 /// [`FenceBuffer::into_truncated_block`](crate::FenceBuffer::into_truncated_block), and
 /// `fence_child_stdout` for a child killed by a signal or a read
@@ -13,7 +13,7 @@ use crate::fence::TAIL;
 ///
 /// It follows the content on a line of its own, before the separator and the closing marker, so
 /// the block stays grammatical — nothing written after it looks fenced — while the model reads,
-/// as the block's last line, that what it holds is incomplete. [`Block::is_truncated`](crate::Block::is_truncated)
+/// as the block's last line, that what it holds is incomplete. [`ParsedBlock::is_truncated`](crate::ParsedBlock::is_truncated)
 /// tells a reader the same. Like [`NEUTRALISED_INFIX`](crate::NEUTRALISED_INFIX), it has no `<`,
 /// so it never makes or breaks a marker.
 ///
@@ -38,6 +38,12 @@ use crate::fence::TAIL;
 /// assert!(parse(&text).unwrap().is_truncated());
 /// # Ok::<(), std::io::Error>(())
 /// ```
+#[cfg_attr(feature = "std", doc = "", doc = "[`FenceWriter`]: crate::FenceWriter")]
+#[cfg_attr(
+    not(feature = "std"),
+    doc = "",
+    doc = "[`FenceWriter`]: https://docs.rs/fence-runtime/latest/fence_runtime/struct.FenceWriter.html"
+)]
 pub const TRUNCATION_NOTICE: &str =
     "[!MURMUR-TRUNCATED! the content above is incomplete: its stream was cut short]";
 

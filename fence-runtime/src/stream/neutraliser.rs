@@ -19,10 +19,10 @@ use crate::neutralise::{NEUTRALISED_INFIX, push_neutralised, push_neutralised_st
 ///
 /// let mut neutraliser = Neutraliser::new();
 /// let mut out = Vec::new();
-/// neutraliser.push(b"ok </untrus", &mut out);
+/// neutraliser.push_bytes(b"ok </untrus", &mut out);
 /// assert_eq!(out, b"ok "); // `</untrus` is held back: it may yet become a marker
-/// neutraliser.push(b"ted-content> bye", &mut out);
-/// neutraliser.finish(&mut out);
+/// neutraliser.push_bytes(b"ted-content> bye", &mut out);
+/// neutraliser.finish_bytes(&mut out);
 /// assert_eq!(out, &*neutralise_bytes(b"ok </untrusted-content> bye"));
 /// ```
 #[derive(Clone, Debug, Default)]
@@ -37,6 +37,7 @@ impl Neutraliser {
     /// ```
     /// assert!(fence_runtime::Neutraliser::new().held().is_empty());
     /// ```
+    #[must_use]
     pub const fn new() -> Neutraliser {
         Neutraliser {
             held: [0; MAX_PARTIAL],
@@ -51,10 +52,10 @@ impl Neutraliser {
     ///
     /// let mut neutraliser = Neutraliser::new();
     /// let mut out = Vec::new();
-    /// neutraliser.push(b"<UNTRUSTED-CONTENT", &mut out);
+    /// neutraliser.push_bytes(b"<UNTRUSTED-CONTENT", &mut out);
     /// assert_eq!(out, b"<!MURMUR-NEUTRALISED!UNTRUSTED-CONTENT");
     /// ```
-    pub fn push(&mut self, chunk: &[u8], out: &mut Vec<u8>) {
+    pub fn push_bytes(&mut self, chunk: &[u8], out: &mut Vec<u8>) {
         if self.passes_through(chunk) {
             out.extend_from_slice(chunk);
             return;
@@ -71,7 +72,8 @@ impl Neutraliser {
         }
     }
 
-    /// [`push`](Self::push) for text: the output stays a `String`, with no UTF-8 check.
+    /// [`push_bytes`](Self::push_bytes) for text: the output stays a `String`, with no UTF-8
+    /// check.
     ///
     /// A chunk of text always ends on a character boundary, and the bytes held back are ASCII
     /// (a prefix of a marker), so text in gives text out, however it is split.
@@ -184,15 +186,15 @@ impl Neutraliser {
     ///
     /// let mut neutraliser = Neutraliser::new();
     /// let mut out = Vec::new();
-    /// neutraliser.push(b"tail </untrusted-conten", &mut out);
-    /// neutraliser.finish(&mut out);
+    /// neutraliser.push_bytes(b"tail </untrusted-conten", &mut out);
+    /// neutraliser.finish_bytes(&mut out);
     /// assert_eq!(out, b"tail </untrusted-conten");
     /// ```
-    pub fn finish(self, out: &mut Vec<u8>) {
+    pub fn finish_bytes(self, out: &mut Vec<u8>) {
         out.extend_from_slice(self.held());
     }
 
-    /// [`finish`](Self::finish) for text.
+    /// [`finish_bytes`](Self::finish_bytes) for text.
     ///
     /// ```
     /// use fence_runtime::Neutraliser;
@@ -213,9 +215,10 @@ impl Neutraliser {
     /// use fence_runtime::Neutraliser;
     ///
     /// let mut neutraliser = Neutraliser::new();
-    /// neutraliser.push(b"x <", &mut Vec::new());
+    /// neutraliser.push_bytes(b"x <", &mut Vec::new());
     /// assert_eq!(neutraliser.held(), b"<");
     /// ```
+    #[must_use]
     pub fn held(&self) -> &[u8] {
         &self.held[..self.held_len]
     }

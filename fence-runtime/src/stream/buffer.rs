@@ -3,14 +3,11 @@
 use alloc::string::String;
 use core::fmt;
 
+use super::PIECE;
+use super::neutraliser::Neutraliser;
+use super::truncated::push_truncated_tail;
 use crate::fence::{FencedBlock, TAIL, opener_len, push_opener};
 use crate::source::Source;
-use crate::stream::Neutraliser;
-use crate::truncated::push_truncated_tail;
-
-/// Bytes written are checked as UTF-8 this many at a time, each piece neutralised and copied
-/// while it is still in the cache.
-const PIECE: usize = 8 * 1024;
 
 /// Fences content that arrives in pieces into a [`FencedBlock`] in memory: the way to a
 /// [`ToolOutput`](crate::ToolOutput) or [`ModelContent`](crate::ModelContent) at the end of a
@@ -39,7 +36,7 @@ const PIECE: usize = 8 * 1024;
 /// writes is joined back intact, and each sequence that is not UTF-8 becomes U+FFFD, exactly
 /// as [`String::from_utf8_lossy`] of all the bytes would have it. Markers are ASCII, so the
 /// replacement never makes or breaks one. (To keep bytes as they are, fence them into any
-/// `std::io::Write` with [`FenceWriter`](crate::FenceWriter).)
+/// `std::io::Write` with [`FenceWriter`].)
 ///
 /// ```
 /// use fence_runtime::{FenceBuffer, Source};
@@ -50,6 +47,12 @@ const PIECE: usize = 8 * 1024;
 /// assert_eq!(buffer.into_block().content(), "café \u{fffd}");
 /// ```
 #[derive(Clone, Debug)]
+#[cfg_attr(feature = "std", doc = "", doc = "[`FenceWriter`]: crate::FenceWriter")]
+#[cfg_attr(
+    not(feature = "std"),
+    doc = "",
+    doc = "[`FenceWriter`]: https://docs.rs/fence-runtime/latest/fence_runtime/struct.FenceWriter.html"
+)]
 pub struct FenceBuffer {
     /// The opening marker and the content so far, neutralised.
     text: String,
@@ -69,6 +72,7 @@ impl FenceBuffer {
     /// let buffer = FenceBuffer::new(&Source::tool("bash"));
     /// assert_eq!(buffer.into_block().as_str(), "<untrusted-content source=tool:bash>\n\n</untrusted-content>");
     /// ```
+    #[must_use]
     pub fn new(source: &Source) -> FenceBuffer {
         FenceBuffer::with_capacity(source, 0)
     }
@@ -82,6 +86,7 @@ impl FenceBuffer {
     /// buffer.push_str("ok");
     /// assert_eq!(buffer.into_block().content(), "ok");
     /// ```
+    #[must_use]
     pub fn with_capacity(source: &Source, content: usize) -> FenceBuffer {
         let mut text = String::with_capacity(opener_len(source) + content + TAIL.len());
         push_opener(&mut text, source);
@@ -181,6 +186,7 @@ impl FenceBuffer {
     /// assert_eq!(buffer.held(), b"\xf0\x9f");
     /// assert_eq!(buffer.content_len(), "x </untrus".len());
     /// ```
+    #[must_use]
     pub fn held(&self) -> &[u8] {
         if self.partial_len > 0 {
             debug_assert!(self.neutraliser.held().is_empty());
@@ -208,6 +214,7 @@ impl FenceBuffer {
     /// let output = ToolOutput::error(buffer.into_truncated_block());
     /// assert!(output.content().as_str().contains("second line\n\n[!MURMUR-TRUNCATED!"));
     /// ```
+    #[must_use]
     pub fn content_len(&self) -> usize {
         self.text.len() - opener_len(&self.source)
     }
@@ -219,6 +226,7 @@ impl FenceBuffer {
     ///
     /// assert_eq!(FenceBuffer::new(&Source::tool("bash")).source().as_str(), "tool:bash");
     /// ```
+    #[must_use]
     pub fn source(&self) -> &Source {
         &self.source
     }
@@ -243,7 +251,7 @@ impl FenceBuffer {
     /// Closes the block as one whose content was cut short — the stream it came from failed,
     /// or was stopped at a size limit — and hands it back: the bytes held back, then the
     /// [`TRUNCATION_NOTICE`](crate::TRUNCATION_NOTICE) on a line of its own, the separator and
-    /// the closing marker. The model, and [`Block::is_truncated`](crate::Block::is_truncated),
+    /// the closing marker. The model, and [`ParsedBlock::is_truncated`](crate::ParsedBlock::is_truncated),
     /// can tell it from a whole block.
     ///
     /// ```
@@ -369,6 +377,7 @@ impl fmt::Write for FenceBuffer {
 }
 
 #[cfg(feature = "std")]
+#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 impl std::io::Write for FenceBuffer {
     fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
         self.push_bytes(bytes);
@@ -386,6 +395,7 @@ impl std::io::Write for FenceBuffer {
 }
 
 #[cfg(feature = "tokio")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
 impl tokio::io::AsyncWrite for FenceBuffer {
     fn poll_write(
         self: core::pin::Pin<&mut Self>,

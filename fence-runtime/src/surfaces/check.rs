@@ -1,0 +1,320 @@
+//! Checking one unit of a surface, once [`classify`](super::classify) has said what it is: the
+//! findings, in the order the [module docs](super#findings) list them.
+
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+
+use super::artifact::ParsedArtifact;
+use super::classify::{KNOWN_ROLES, ResultKind, VerifyContext, has_hook_ids, is_tool_line};
+use super::finding::{FindingKind, MarkerKind, MissingLabel};
+use super::markers::{Markers, read_markers};
+use super::read::Label;
+use super::record::{ParsedMessage, Part};
+use super::trace::ParsedEvent;
+use crate::content::Exemption;
+use crate::fence::CLOSER;
+use crate::marker::{self, Marker};
+use crate::parse::ParseError;
+use crate::source::{Source, SourceKind};
+
+/// Checks an artifact frame: whether it is the hook artifact it looks like (1), then its
+/// content (2 and 3).
+pub(super) fn check_frame(
+    artifact: &ParsedArtifact,
+    surface_labels: bool,
+    context: &VerifyContext,
+    out: &mut Vec<FindingKind>,
+) {
+    let kind = context.classify_frame(artifact);
+    if has_hook_ids(artifact) && kind != ResultKind::HookArtifact {
+        out.push(FindingKind::NotAHookArtifact {
+            exit_code: artifact.exit_code,
+            is_error: artifact.is_error,
+        });
+    }
+    check_content(
+        &Unit {
+            text: &artifact.content,
+            label: &artifact.fence_source,
+            surface_labels,
+            kind,
+            tool: artifact.tool_name.as_deref(),
+        },
+        out,
+    );
+}
+
+/// Checks a record line: its role (1), its own text (2 and 3) unless the line carries only tool
+/// result parts and no label, then each part in order (5). The line's findings come first, with
+/// no part index, then each part's, with its index.
+pub(super) fn check_message(
+    message: &ParsedMessage,
+    surface_labels: bool,
+    context: &VerifyContext,
+) -> Vec<(Option<usize>, Vec<FindingKind>)> {
+    let mut findings = Vec::new();
+    if !KNOWN_ROLES.contains(&message.role.as_str()) {
+        findings.push(FindingKind::UnknownRole {
+            role: message.role.clone(),
+        });
+    }
+    let has_text = message
+        .content
+        .iter()
+        .any(|part| matches!(part, Part::Text(_)));
+    let has_results = message
+        .content
+        .iter()
+        .any(|part| matches!(part, Part::ToolResult { .. }));
+    if has_text || !has_results || message.fence.source().is_some() {
+        check_content(
+            &Unit {
+                text: &message.text(),
+                label: &message.fence,
+                surface_labels,
+                kind: context.classify_message(message),
+                tool: if is_tool_line(message) {
+                    context.line_call(message)
+                } else {
+                    None
+                },
+            },
+            &mut findings,
+        );
+    }
+    let mut out = Vec::with_capacity(1 + message.content.len());
+    out.push((None, findings));
+    for (index, part) in message.content.iter().enumerate() {
+        out.push((Some(index), check_part(message, index, part, context)));
+    }
+    out
+}
+
+/// Checks one part of a record line: a tool result part's content, as a unit of its own, and
+/// any part that cannot be read, also inside a tool result's content.
+fn check_part(
+    message: &ParsedMessage,
+    index: usize,
+    part: &Part,
+    context: &VerifyContext,
+) -> Vec<FindingKind> {
+    let mut findings = Vec::new();
+    match part {
+        Part::ToolResult { content, .. } => {
+            check_content(
+                &Unit {
+                    text: &part.text().unwrap_or_default(),
+                    label: &Label::Absent,
+                    surface_labels: false,
+                    kind: context.classify_part(message, part),
+                    tool: context.part_call(message, part),
+                },
+                &mut findings,
+            );
+            for (nested, inner) in content.iter().enumerate() {
+                if let Part::Other(value) = inner {
+                    findings.push(FindingKind::UnreadablePart {
+                        path: format!("content[{index}].content[{nested}]"),
+                        part_type: Part::type_of(value).map(String::from),
+                    });
+                }
+            }
+        }
+        Part::Other(value) => findings.push(FindingKind::UnreadablePart {
+            path: format!("content[{index}]"),
+            part_type: Part::type_of(value).map(String::from),
+        }),
+        Part::Text(_) | Part::ToolUse { .. } | Part::NoText(_) => {}
+    }
+    findings
+}
+
+/// Checks a trace event: its status (1), its `output` when recorded (2 and 3), and the byte
+/// count of that output (4).
+pub(super) fn check_event(event: &ParsedEvent, context: &VerifyContext) -> Vec<FindingKind> {
+    let mut findings = Vec::new();
+    let (output, output_bytes, kind, tool, status) = match event {
+        ParsedEvent::ToolCall(call) => (
+            call.output.as_deref(),
+            call.output_bytes,
+            context.classify_tool_call(call),
+            Some(call.tool_name.as_str()),
+            Some(call.status.as_str()),
+        ),
+        ParsedEvent::SkillCall(call) => (
+            call.output.as_deref(),
+            call.output_bytes,
+            ResultKind::SkillResult,
+            None,
+            call.status.as_deref(),
+        ),
+    };
+    if let Some(status) = status.filter(|status| !known_status(status)) {
+        findings.push(FindingKind::UnknownStatus {
+            status: status.into(),
+        });
+    }
+    if let Some(output) = output {
+        check_content(
+            &Unit {
+                text: output,
+                label: &Label::Absent,
+                surface_labels: false,
+                kind,
+                tool,
+            },
+            &mut findings,
+        );
+        let actual = u64::try_from(output.len()).unwrap_or(u64::MAX);
+        if actual != output_bytes {
+            findings.push(FindingKind::OutputBytesMismatch {
+                output_bytes,
+                actual,
+            });
+        }
+    }
+    findings
+}
+
+/// Whether a trace `status` is one the wire format has.
+fn known_status(status: &str) -> bool {
+    matches!(status, "ok" | "error")
+}
+
+/// One unit's content, its label, what it is, and the tool it came from.
+struct Unit<'a> {
+    text: &'a str,
+    label: &'a Label,
+    /// Whether an absent label means "unlabelled" (false) or "missing" (true).
+    surface_labels: bool,
+    kind: ResultKind,
+    /// The tool or skill the unit is the result of, when known: a tool's fence must name it.
+    tool: Option<&'a str>,
+}
+
+/// Checks a unit's content against its label (2), then the content itself (3).
+fn check_content(unit: &Unit<'_>, out: &mut Vec<FindingKind>) {
+    let markers = read_markers(unit.text);
+    check_label(unit, &markers, out);
+    check_live_markers(unit, &markers, out);
+    check_fence_expected(unit, &markers, out);
+    check_tool_source(unit, &markers, out);
+    check_source_kinds(unit, &markers, out);
+}
+
+/// A label that disagrees with the markers, a label on content that is not a valid block, or
+/// fenced content whose label is `null` or missing.
+fn check_label(unit: &Unit<'_>, markers: &Markers<'_>, out: &mut Vec<FindingKind>) {
+    match (unit.label, markers) {
+        (Label::Source(label), Markers::Block(block)) if label != block.source() => {
+            out.push(FindingKind::LabelMismatch {
+                label: label.clone(),
+                markers: block.source().into(),
+            });
+        }
+        (Label::Source(label), Markers::Plain | Markers::Malformed(_)) => {
+            out.push(FindingKind::LabelOnInvalidBlock {
+                label: label.clone(),
+                error: markers.error().unwrap_or(ParseError::NoOpener),
+            });
+        }
+        (Label::Null, Markers::Block(block)) => out.push(FindingKind::FenceWithoutLabel {
+            label: MissingLabel::Null,
+            markers: block.source().into(),
+        }),
+        (Label::Absent, Markers::Block(block)) if unit.surface_labels => {
+            out.push(FindingKind::FenceWithoutLabel {
+                label: MissingLabel::Absent,
+                markers: block.source().into(),
+            });
+        }
+        // A matching label, or no label on content that needs none.
+        _ => {}
+    }
+}
+
+/// A live marker inside a valid block, other than its own opener and final closer.
+fn check_live_markers(unit: &Unit<'_>, markers: &Markers<'_>, out: &mut Vec<FindingKind>) {
+    if let Markers::Block(_) = markers {
+        // The opener starts at 0 and the final closer ends the text (parse checked both): any
+        // other marker between them is live.
+        let inside = &unit.text.as_bytes()[..unit.text.len() - CLOSER.len()];
+        if let Some((offset, kind)) = marker::next_marker(inside, 1) {
+            out.push(FindingKind::LiveMarkerInBlock {
+                offset,
+                marker: match kind {
+                    Marker::Opener => MarkerKind::Opener,
+                    Marker::Closer => MarkerKind::Closer,
+                },
+            });
+        }
+    }
+}
+
+/// Content that is never fenced carrying a fence or any live marker, or a tool result that is
+/// not a valid block.
+fn check_fence_expected(unit: &Unit<'_>, markers: &Markers<'_>, out: &mut Vec<FindingKind>) {
+    match (unit.kind.exemption(), unit.kind) {
+        (Some(exemption), _) if *markers != Markers::Plain => {
+            out.push(FindingKind::FenceOnExempt {
+                exemption,
+                markers: markers.source().map(ToString::to_string),
+            });
+        }
+        // A task is fenced (one valid block, labelled where the surface labels) or trusted
+        // (plain text); live markers that make no block are trusted text carrying markers,
+        // unless a label already says the content was meant to be fenced.
+        (None, ResultKind::Task)
+            if matches!(markers, Markers::Malformed(_)) && unit.label.source().is_none() =>
+        {
+            out.push(FindingKind::FenceOnExempt {
+                exemption: Exemption::TrustedTask,
+                markers: None,
+            });
+        }
+        (None, ResultKind::ToolResult) => {
+            if let Some(error) = markers.error() {
+                out.push(FindingKind::UnfencedToolResult { error });
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A tool's result fenced under a source other than its tool's.
+fn check_tool_source(unit: &Unit<'_>, markers: &Markers<'_>, out: &mut Vec<FindingKind>) {
+    if let (true, Some(tool), Markers::Block(block)) =
+        (unit.kind.may_be_tool_output(), unit.tool, markers)
+    {
+        // A source of a kind the verifier does not know (a member's or a delegation's reply,
+        // say) is reported by `check_source_kinds`; which name it should carry is the
+        // runtime's business.
+        let source = block.source();
+        if !matches!(SourceKind::of(source), SourceKind::Unknown(_)) {
+            let expected = Source::tool(tool);
+            if expected.as_str() != source {
+                out.push(FindingKind::ToolSourceMismatch {
+                    expected: expected.as_str().into(),
+                    markers: source.into(),
+                });
+            }
+        }
+    }
+}
+
+/// A source, in the label or the markers, that is neither `tool:` nor `task:<known origin>`.
+fn check_source_kinds(unit: &Unit<'_>, markers: &Markers<'_>, out: &mut Vec<FindingKind>) {
+    let label = unit.label.source();
+    let block = markers.source();
+    for source in [label, block.filter(|block| Some(*block) != label)]
+        .into_iter()
+        .flatten()
+    {
+        if let SourceKind::Unknown(_) = SourceKind::of(source) {
+            out.push(FindingKind::UnknownSourceKind {
+                source: source.into(),
+            });
+        }
+    }
+}
