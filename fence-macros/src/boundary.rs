@@ -3,6 +3,7 @@
 
 mod body;
 mod item;
+mod rmcp;
 mod shape;
 
 use proc_macro2::{Span, TokenStream};
@@ -24,20 +25,32 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
              under `task:<origin>`, a tool boundary under `tool:<name>`",
         );
     }
-    let kind = if boundary.task.is_set() {
-        Kind::Task
-    } else {
-        Kind::Tool {
+    let func = item::parse(&cx, item.clone());
+    // rmcp's `#[tool]` is visible only when it comes below the boundary (not yet expanded).
+    let rmcp_tool = func
+        .as_ref()
+        .and_then(|func| attr::RmcpTool::from_attrs(&func.attrs));
+    let kind = match (&func, &rmcp_tool) {
+        (Some(func), Some(tool)) => Kind::Tool {
+            explicit: Some(rmcp::source_name(&cx, &boundary, tool, &func.sig)),
+        },
+        _ if boundary.task.is_set() => Kind::Task,
+        _ => Kind::Tool {
             explicit: boundary.tool.get().map(syn::LitStr::value),
-        }
+        },
     };
-    let rewritten = item::parse(&cx, item.clone()).and_then(|func| rewrite(&cx, func, &kind));
+    let prelude = match (&func, &rmcp_tool) {
+        (Some(func), None) => rmcp::below_tool_check(&func.sig),
+        _ => TokenStream::new(),
+    };
+    let placeholder = rmcp_tool.and(func.clone()).map(rmcp::placeholder);
+    let rewritten = func.and_then(|func| rewrite(&cx, func, &kind, prelude));
     match cx.check() {
         Ok(()) => rewritten.expect("no error, so the function was rewritten"),
-        // The function as written, so its own uses do not add errors to ours.
         Err(err) => {
             let mut tokens = err.to_compile_error();
-            tokens.extend(item);
+            // The function as written, so its own uses do not add errors to ours.
+            tokens.extend(placeholder.unwrap_or(item));
             tokens
         }
     }
@@ -89,7 +102,13 @@ impl Kind {
     }
 }
 
-fn rewrite(cx: &Ctxt, mut func: item::BoundaryFn, kind: &Kind) -> Option<TokenStream> {
+/// `prelude` goes first in the new body, where `Self` is in scope.
+fn rewrite(
+    cx: &Ctxt,
+    mut func: item::BoundaryFn,
+    kind: &Kind,
+    prelude: TokenStream,
+) -> Option<TokenStream> {
     let returns = shape::detect(cx, &func.sig)?;
     let ReturnType::Type(_, original_ret) = &func.sig.output else {
         unreachable!("`detect` refused a signature that returns nothing")
@@ -104,6 +123,7 @@ fn rewrite(cx: &Ctxt, mut func: item::BoundaryFn, kind: &Kind) -> Option<TokenSt
         original_ret: &original_ret,
         convert: kind.convert(&value, &fn_name, &returns.result),
         value: &value,
+        prelude,
     };
     let new_body = body::build(returns.shape, &parts);
     shape::rewrite_signature(

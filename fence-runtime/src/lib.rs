@@ -184,6 +184,14 @@
 //! let twice = fence_value(&Source::tool("t"), &block); // error: `FencedBlock` cannot be fenced
 //! ```
 //!
+//! # MCP servers
+//!
+//! With the `rmcp` feature, an MCP tool on [rmcp](https://docs.rs/rmcp), the official Rust MCP
+//! SDK, is fenced by one attribute: `#[fence_boundary]` above `#[tool]`. The client receives
+//! one text block fenced under the name the tool is registered by, with `isError` set. The
+//! [`rmcp`](crate::rmcp) module has the whole story: order, names, why structured output is
+//! refused, hand-written tools, and rmcp versions.
+//!
 //! # Features
 //!
 //! - `std` (default): `std::io::Write` for [`ContentWriter`], and [`FenceWriter`]. Without it
@@ -194,6 +202,8 @@
 //! - `derive` (implies `serde`): `#[derive(Fenced)]` and `#[fence_boundary]`.
 //! - `tokio`: `AsyncFenceWriter` for tokio's `AsyncWrite`, and `fence_child_stdout` for a
 //!   `tokio::process::Child`.
+//! - `rmcp` (implies `derive`; needs rustc 1.88): [`ToolOutput`] as a tool result of rmcp, the
+//!   Rust MCP SDK, and `#[fence_boundary]` above its `#[tool]`; see the `rmcp` module.
 #![no_std]
 // Only `prefilter`'s vector code is `unsafe`, and it allows it for itself.
 #![deny(unsafe_code)]
@@ -215,6 +225,8 @@ mod neutralise;
 mod parse;
 mod prefilter;
 mod render;
+#[cfg(feature = "rmcp")]
+pub mod rmcp;
 mod source;
 mod stream;
 #[cfg(feature = "serde")]
