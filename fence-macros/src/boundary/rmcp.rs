@@ -9,7 +9,6 @@ use syn::{LitStr, PathArguments, ReturnType, Signature, Type};
 use crate::attr::{self, RmcpTool};
 use crate::ctxt::Ctxt;
 
-use super::item::BoundaryFn;
 use super::shape;
 
 /// The source name for a boundary above `tool`, after reporting what cannot go together: the
@@ -134,15 +133,4 @@ pub(crate) fn below_tool_check(sig: &Signature) -> TokenStream {
         impl<#param: ?::core::marker::Sized> #fallback for #param {}
         #check;
     }
-}
-
-/// The function to emit beside the errors when it is an rmcp tool: its signature, returning
-/// `()` with an empty body, so rmcp's route to it still type-checks and our errors are the only
-/// ones (the function as written would add rmcp's opaque route error).
-pub(crate) fn placeholder(mut func: BoundaryFn) -> TokenStream {
-    func.sig.output = ReturnType::Default;
-    func.attrs
-        .push(syn::parse_quote!(#[allow(unused_variables, clippy::unused_self)]));
-    func.body = quote!({});
-    func.into_token_stream()
 }
