@@ -189,7 +189,7 @@
 //! With the `rmcp` feature, an MCP tool on [rmcp](https://docs.rs/rmcp), the official Rust MCP
 //! SDK, is fenced by one attribute: `#[fence_boundary]` above `#[tool]`. The client receives
 //! one text block fenced under the name the tool is registered by, with `isError` set. The
-//! [`rmcp`](crate::rmcp) module has the whole story: order, names, why structured output is
+//! `rmcp` module (feature `rmcp`) has the whole story: order, names, why structured output is
 //! refused, hand-written tools, and rmcp versions.
 //!
 //! # Features
@@ -358,7 +358,7 @@ pub use fence_macros::Fenced;
 ///
 /// | attribute | fences under | the function returns |
 /// |---|---|---|
-/// | `#[fence_boundary]` | `tool:` + the function's name with `_` replaced by `-` (or the payload's `#[fence(tool)]`) | a [`Fenced`](trait@Fenced) type, or `Result<T, E>` with `T: Fenced` and `E: Display` |
+/// | `#[fence_boundary]` | `tool:` + the function's name with `_` replaced by `-` (or the payload's `#[fence(tool)]`); above rmcp's `#[tool]`, the name rmcp registers | a [`Fenced`](trait@Fenced) type, or `Result<T, E>` with `T: Fenced` and `E: Display` |
 /// | `#[fence_boundary(tool = "web-fetch")]` | `tool:web-fetch` | the same |
 /// | `#[fence_boundary(task)]` | `task:<origin>` when untrusted | a `#[fence(task)]` payload |
 ///
@@ -366,7 +366,8 @@ pub use fence_macros::Fenced;
 /// The body keeps its meaning — `return` and `?` behave as written for the original return
 /// type — and everything else in the signature is kept. Works on free functions, methods (any
 /// receiver), generic, `async` and `unsafe` functions, methods of an `#[async_trait]` impl, and
-/// next to `#[tracing::instrument]`, above or below it.
+/// next to `#[tracing::instrument]`, above or below it. With the `rmcp` feature it goes above
+/// rmcp's `#[tool]` (see the `rmcp` module).
 ///
 /// ```
 /// use fence_runtime::{fence_boundary, Fenced, ToolOutput};

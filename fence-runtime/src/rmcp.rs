@@ -81,7 +81,7 @@
 //! [`ToolOutput`] implements rmcp's `IntoCallToolResult`, and `CallToolResult` implements
 //! `From<ToolOutput>`, so a hand-written tool returns a `ToolOutput`, or a
 //! `Result<ToolOutput, ErrorData>` whose `Err` is a protocol error through rmcp's own impl.
-//! Build the output with [`ToolOutput::from_result`] or [`fence_child_stdout`] (feature
+//! Build the output with [`ToolOutput::from_result`] or `fence_child_stdout` (feature
 //! `tokio`), and take the source from rmcp's `ToolName` extractor so the name is written once:
 //!
 //! ```
@@ -109,8 +109,6 @@
 //! gets a feature of its own (`rmcp-4`) in a minor release, beside this one, so a server on
 //! rmcp 3 is not broken; the `rmcp` feature moves to the newest major only in a breaking
 //! release of this crate.
-//!
-//! [`fence_child_stdout`]: crate::fence_child_stdout
 
 use alloc::vec;
 

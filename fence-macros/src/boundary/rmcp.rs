@@ -3,7 +3,7 @@
 //! `#[tool]` from the boundary is a compile error.
 
 use proc_macro2::{Span, TokenStream};
-use quote::{ToTokens, format_ident, quote, quote_spanned};
+use quote::{ToTokens, format_ident, quote};
 use syn::{LitStr, PathArguments, ReturnType, Signature, Type};
 
 use crate::attr::{self, RmcpTool};
@@ -11,8 +11,9 @@ use crate::ctxt::Ctxt;
 
 use super::shape;
 
-/// The source name for a boundary above `tool`, after reporting what cannot go together: the
-/// name rmcp registers, which is what the model calls the tool by.
+/// The source name for a boundary above `tool`: the name rmcp registers, which is what the
+/// model calls the tool by. Reports what cannot go with `#[tool]`: the feature off, a name that
+/// cannot be a source, a boundary `tool` that disagrees, `task`, and structured output.
 pub(crate) fn source_name(
     cx: &Ctxt,
     boundary: &attr::Boundary,
@@ -81,7 +82,7 @@ pub(crate) fn source_name(
 /// Reports rmcp's structured output: a return type `Json<T>` or `Result<Json<T>, E>`, which
 /// `#[tool]` recognises by these last segments (whatever path leads to them) and gives an
 /// output schema.
-pub(crate) fn check_structured(cx: &Ctxt, sig: &Signature) {
+fn check_structured(cx: &Ctxt, sig: &Signature) {
     let ReturnType::Type(_, ret) = &sig.output else {
         return;
     };
@@ -121,9 +122,6 @@ pub(crate) fn below_tool_check(sig: &Signature) -> TokenStream {
     let attr_fn = format_ident!("{}_tool_attr", sig.ident, span = Span::call_site());
     let fallback = syn::Ident::new("__FenceNotBelowTool", Span::mixed_site());
     let param = syn::Ident::new("__FenceT", Span::mixed_site());
-    let check = quote_spanned! {Span::call_site()=>
-        ::fence_runtime::__private::boundary_above_tool(<Self>::#attr_fn)
-    };
     quote! {
         trait #fallback {
             fn #attr_fn() -> ::fence_runtime::__private::NotAnRmcpTool {
@@ -131,6 +129,6 @@ pub(crate) fn below_tool_check(sig: &Signature) -> TokenStream {
             }
         }
         impl<#param: ?::core::marker::Sized> #fallback for #param {}
-        #check;
+        ::fence_runtime::__private::boundary_above_tool(<Self>::#attr_fn);
     }
 }
