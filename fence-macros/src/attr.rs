@@ -72,6 +72,47 @@ pub(crate) struct Boundary {
     pub(crate) task: Key<()>,
 }
 
+/// rmcp's `#[tool(..)]` on the same function, as far as the boundary needs it. rmcp reports
+/// its own syntax errors, so a key this cannot read is skipped, not reported.
+pub(crate) struct RmcpTool {
+    /// `name = ".."`: the name rmcp registers instead of the function's.
+    pub(crate) name: Option<LitStr>,
+    /// The `output_schema` key, when present.
+    pub(crate) output_schema: Option<TokenStream>,
+}
+
+impl RmcpTool {
+    /// rmcp's `#[tool]` among `attrs`, recognised as rmcp's own `#[tool_router]` does: by the
+    /// last segment of its path.
+    pub(crate) fn from_attrs(attrs: &[Attribute]) -> Option<Self> {
+        let attr = attrs.iter().find(|attr| {
+            attr.path()
+                .segments
+                .last()
+                .is_some_and(|seg| seg.ident == "tool")
+        })?;
+        let mut this = RmcpTool {
+            name: None,
+            output_schema: None,
+        };
+        if let syn::Meta::List(_) = attr.meta {
+            // An error here is rmcp's to report, with its own message.
+            let _ = attr.parse_nested_meta(|meta| {
+                if meta.path.is_ident("name") {
+                    this.name = Some(meta.value()?.parse()?);
+                    Ok(())
+                } else {
+                    if meta.path.is_ident("output_schema") {
+                        this.output_schema = Some(meta.path.to_token_stream());
+                    }
+                    skip_value(&meta)
+                }
+            });
+        }
+        Some(this)
+    }
+}
+
 const FENCE: &str = "#[fence]";
 const BOUNDARY: &str = "#[fence_boundary]";
 

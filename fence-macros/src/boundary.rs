@@ -3,6 +3,7 @@
 
 mod body;
 mod item;
+mod rmcp;
 mod shape;
 
 use proc_macro2::{Span, TokenStream};
@@ -17,35 +18,58 @@ use crate::ctxt::Ctxt;
 pub(crate) fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     let cx = Ctxt::new();
     let boundary = attr::Boundary::parse(&cx, args);
-    if let (Some(tool), true) = (boundary.tool.at(), boundary.task.is_set()) {
+    let func = item::parse(&cx, item.clone());
+    // rmcp's `#[tool]` is visible only when it comes below the boundary (not yet expanded).
+    let rmcp_tool = func
+        .as_ref()
+        .and_then(|func| attr::RmcpTool::from_attrs(&func.attrs));
+    if let (Some(tool), true, None) = (boundary.tool.at(), boundary.task.is_set(), &rmcp_tool) {
         cx.error_spanned_by(
             tool,
             "`tool` and `task` cannot be combined in #[fence_boundary]: a task boundary fences \
              under `task:<origin>`, a tool boundary under `tool:<name>`",
         );
     }
-    let kind = if boundary.task.is_set() {
-        Kind::Task
-    } else {
-        Kind::Tool {
+    let kind = match (&func, &rmcp_tool) {
+        (Some(func), Some(tool)) => Kind::Tool {
+            explicit: Some(rmcp::source_name(&cx, &boundary, tool, &func.sig)),
+        },
+        _ if boundary.task.is_set() => Kind::Task,
+        _ => Kind::Tool {
             explicit: boundary.tool.get().map(syn::LitStr::value),
-        }
+        },
     };
-    let rewritten = item::parse(&cx, item.clone()).and_then(|func| rewrite(&cx, func, &kind));
+    let prelude = match (&func, &rmcp_tool) {
+        (Some(func), None) => rmcp::below_tool_check(&func.sig),
+        _ => TokenStream::new(),
+    };
+    let placeholder = rmcp_tool.and(func.clone()).and_then(|func| {
+        let scratch = Ctxt::new();
+        let placeholder = rewrite(&scratch, func, &Kind::Placeholder, TokenStream::new());
+        // Its errors are the ones `cx` reports.
+        let _ = scratch.check();
+        placeholder
+    });
+    let rewritten = func.and_then(|func| rewrite(&cx, func, &kind, prelude));
     match cx.check() {
         Ok(()) => rewritten.expect("no error, so the function was rewritten"),
-        // The function as written, so its own uses do not add errors to ours.
         Err(err) => {
             let mut tokens = err.to_compile_error();
-            tokens.extend(item);
+            // The function as written, so its own uses do not add errors to ours; an rmcp tool
+            // returning `()`, so rmcp's route to it does not add its opaque error either.
+            tokens.extend(placeholder.unwrap_or(item));
             tokens
         }
     }
 }
 
 enum Kind {
-    Tool { explicit: Option<String> },
+    Tool {
+        explicit: Option<String>,
+    },
     Task,
+    /// Beside errors on an rmcp tool: the body, checked but returning `()`.
+    Placeholder,
 }
 
 impl Kind {
@@ -53,6 +77,7 @@ impl Kind {
         match self {
             Kind::Tool { .. } => quote_spanned!(span=> ::fence_runtime::__private::ToolOutput),
             Kind::Task => quote_spanned!(span=> ::fence_runtime::__private::ModelContent),
+            Kind::Placeholder => quote_spanned!(span=> ()),
         }
     }
 
@@ -60,6 +85,7 @@ impl Kind {
     /// user's own return type tokens, so an unfenceable type is reported at that type.
     fn convert(&self, value: &syn::Ident, fn_name: &str, ret: &Type) -> TokenStream {
         let (to_trait, method) = match self {
+            Kind::Placeholder => return quote!(::core::mem::drop(#value)),
             Kind::Tool { .. } => (
                 quote!(::fence_runtime::__private::IntoToolOutput),
                 quote!(into_tool_output),
@@ -84,12 +110,18 @@ impl Kind {
                 };
                 quote!(#function(#value, #explicit, #fn_name))
             }
-            Kind::Task => quote!(#function(#value)),
+            Kind::Task | Kind::Placeholder => quote!(#function(#value)),
         }
     }
 }
 
-fn rewrite(cx: &Ctxt, mut func: item::BoundaryFn, kind: &Kind) -> Option<TokenStream> {
+/// `prelude` goes first in the new body, where `Self` is in scope.
+fn rewrite(
+    cx: &Ctxt,
+    mut func: item::BoundaryFn,
+    kind: &Kind,
+    prelude: TokenStream,
+) -> Option<TokenStream> {
     let returns = shape::detect(cx, &func.sig)?;
     let ReturnType::Type(_, original_ret) = &func.sig.output else {
         unreachable!("`detect` refused a signature that returns nothing")
@@ -104,6 +136,7 @@ fn rewrite(cx: &Ctxt, mut func: item::BoundaryFn, kind: &Kind) -> Option<TokenSt
         original_ret: &original_ret,
         convert: kind.convert(&value, &fn_name, &returns.result),
         value: &value,
+        prelude,
     };
     let new_body = body::build(returns.shape, &parts);
     shape::rewrite_signature(

@@ -208,6 +208,14 @@
 //! (rendered as JSON through `serde_json::to_writer`) goes straight through the neutraliser
 //! into the block's one buffer, with no intermediate `String` of the rendered content.
 //!
+//! # MCP servers
+//!
+//! With the `rmcp` feature, an MCP tool on [rmcp](https://docs.rs/rmcp), the official Rust MCP
+//! SDK, is fenced by one attribute: `#[fence_boundary]` above `#[tool]`. The client receives
+//! one text block fenced under the name the tool is registered by, with `isError` set. The
+//! `rmcp` module (feature `rmcp`) has the whole story: order, names, why structured output is
+//! refused, hand-written tools, and rmcp versions.
+//!
 //! # Features
 //!
 //! - `std` (default): `std::io::Write` for [`ContentWriter`], and [`FenceWriter`]. Without it
@@ -221,6 +229,8 @@
 //!   from (implies `std`).
 //! - `tokio`: `AsyncFenceWriter` for tokio's `AsyncWrite`, and `fence_child_stdout` for a
 //!   `tokio::process::Child` (implies `std`).
+//! - `rmcp` (implies `derive`; needs rustc 1.88): [`ToolOutput`] as a tool result of rmcp, the
+//!   Rust MCP SDK, and `#[fence_boundary]` above its `#[tool]`; see the `rmcp` module.
 // Links to items a feature may leave out: to the item when it is built, else to docs.rs.
 #![cfg_attr(feature = "std", doc = "", doc = "[`FenceWriter`]: crate::FenceWriter")]
 #![cfg_attr(
@@ -253,6 +263,8 @@ mod neutralise;
 mod parse;
 mod prefilter;
 mod render;
+#[cfg(feature = "rmcp")]
+pub mod rmcp;
 mod source;
 mod stream;
 #[cfg(feature = "surfaces")]
@@ -419,7 +431,7 @@ pub use fence_macros::Fenced;
 ///
 /// | attribute | fences under | the function returns |
 /// |---|---|---|
-/// | `#[fence_boundary]` | `tool:` + the function's name with `_` replaced by `-` (or the payload's `#[fence(tool)]`) | a [`Fenced`](trait@Fenced) type, or `Result<T, E>` with `T: Fenced` and `E: Display` |
+/// | `#[fence_boundary]` | `tool:` + the function's name with `_` replaced by `-` (or the payload's `#[fence(tool)]`); above rmcp's `#[tool]`, the name rmcp registers | a [`Fenced`](trait@Fenced) type, or `Result<T, E>` with `T: Fenced` and `E: Display` |
 /// | `#[fence_boundary(tool = "web-fetch")]` | `tool:web-fetch` | the same |
 /// | `#[fence_boundary(task)]` | `task:<origin>` when untrusted | a `#[fence(task)]` payload |
 ///
@@ -427,7 +439,8 @@ pub use fence_macros::Fenced;
 /// The body keeps its meaning — `return` and `?` behave as written for the original return
 /// type — and everything else in the signature is kept. Works on free functions, methods (any
 /// receiver), generic, `async` and `unsafe` functions, methods of an `#[async_trait]` impl, and
-/// next to `#[tracing::instrument]`, above or below it.
+/// next to `#[tracing::instrument]`, above or below it. With the `rmcp` feature it goes above
+/// rmcp's `#[tool]` (see the `rmcp` module).
 ///
 /// ```
 /// use fence_runtime::{fence_boundary, Fenced, ToolOutput};

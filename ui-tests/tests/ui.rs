@@ -9,5 +9,6 @@ fn ui() {
     cases.compile_fail("tests/fail/derive/*.rs");
     cases.compile_fail("tests/fail/boundary/*.rs");
     cases.compile_fail("tests/fail/runtime/*.rs");
+    cases.compile_fail("tests/fail/rmcp/*.rs");
     cases.pass("tests/pass/*.rs");
 }

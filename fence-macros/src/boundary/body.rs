@@ -17,6 +17,8 @@ pub(crate) struct Parts<'a> {
     pub(crate) original_ret: &'a Type,
     pub(crate) convert: TokenStream,
     pub(crate) value: &'a Ident,
+    /// Statements that go first in the new body.
+    pub(crate) prelude: TokenStream,
 }
 
 /// The new body for `shape`.
@@ -39,11 +41,13 @@ fn sync(parts: &Parts<'_>) -> TokenStream {
         result,
         convert,
         value,
+        prelude,
         ..
     } = parts;
     let call = immediately_called_closure(&unsafe_wrapped(parts), Some(result));
     let annotation = (!contains_impl_trait(result)).then(|| quote!(: #result));
     quote! {{
+        #prelude
         #[allow(unused_unsafe, clippy::redundant_closure_call)]
         let #value #annotation = #call;
         #convert
@@ -60,11 +64,13 @@ fn async_fn(parts: &Parts<'_>) -> TokenStream {
         result,
         convert,
         value,
+        prelude,
         ..
     } = parts;
     let body = unsafe_wrapped(parts);
     let annotation = (!contains_impl_trait(result)).then(|| quote!(: #result));
     quote! {{
+        #prelude
         #[allow(unused_unsafe)]
         let #value #annotation = async move #body.await;
         #convert
@@ -84,11 +90,13 @@ fn boxed_future(parts: &Parts<'_>) -> TokenStream {
         original_ret,
         convert,
         value,
+        prelude,
         ..
     } = parts;
     let parsed = syn::parse2::<Block>(body.clone()).ok();
     if let Some((pin, inner)) = parsed.as_ref().and_then(boxed_async_block) {
         return quote! {{
+            #prelude
             #pin(async move {
                 let #value = #inner.await;
                 #convert
@@ -98,6 +106,7 @@ fn boxed_future(parts: &Parts<'_>) -> TokenStream {
     let future = Ident::new("__fence_future", Span::mixed_site());
     let call = immediately_called_closure(&unsafe_wrapped(parts), Some(original_ret));
     quote! {{
+        #prelude
         #[allow(unused_unsafe, clippy::redundant_closure_call)]
         let #future = #call;
         ::fence_runtime::__private::Box::pin(async move {
@@ -113,10 +122,16 @@ fn boxed_future(parts: &Parts<'_>) -> TokenStream {
 //             async move { let value = future.await; convert }
 //         }
 fn impl_future(parts: &Parts<'_>) -> TokenStream {
-    let Parts { convert, value, .. } = parts;
+    let Parts {
+        convert,
+        value,
+        prelude,
+        ..
+    } = parts;
     let future = Ident::new("__fence_future", Span::mixed_site());
     let call = immediately_called_closure(&unsafe_wrapped(parts), None);
     quote! {{
+        #prelude
         #[allow(unused_unsafe, clippy::redundant_closure_call)]
         let #future = #call;
         async move {

@@ -11,6 +11,7 @@ use crate::ctxt::Ctxt;
 /// parse is reported once, by the compiler, at its own tokens, while the function keeps its
 /// rewritten signature and callers see the fenced return type (tracing's `#[instrument]` does
 /// the same).
+#[derive(Clone)]
 pub(crate) struct BoundaryFn {
     pub(crate) attrs: Vec<Attribute>,
     pub(crate) vis: Visibility,

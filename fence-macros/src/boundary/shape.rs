@@ -129,7 +129,7 @@ fn is_fenced_type(seg: &syn::PathSegment) -> bool {
         .any(|name| seg.ident == name)
 }
 
-fn last_segment(ty: &Type) -> Option<&syn::PathSegment> {
+pub(crate) fn last_segment(ty: &Type) -> Option<&syn::PathSegment> {
     match ty {
         Type::Path(path) if path.qself.is_none() => path.path.segments.last(),
         Type::Group(group) => last_segment(&group.elem),
@@ -139,7 +139,7 @@ fn last_segment(ty: &Type) -> Option<&syn::PathSegment> {
 }
 
 /// The `index`th type argument of a path segment.
-fn type_argument(arguments: &PathArguments, index: usize) -> Option<&Type> {
+pub(crate) fn type_argument(arguments: &PathArguments, index: usize) -> Option<&Type> {
     match arguments {
         PathArguments::AngleBracketed(args) => args
             .args
