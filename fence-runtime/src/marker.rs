@@ -1,8 +1,8 @@
 //! The one place that says what a marker is.
 //!
 //! The neutraliser, the streaming neutraliser, the parser and every checker call
-//! [`recognise`]: two lists of what counts as a marker that disagree are how sanitisers get
-//! bypassed. The rule (DESIGN §2): a `<`, an optional `/`, then `untrusted-content` compared
+//! [`marker_at`] or [`recognise`]: two lists of what counts as a marker that disagree are how sanitisers get
+//! bypassed. The rule: a `<`, an optional `/`, then `untrusted-content` compared
 //! ASCII-case-insensitively, whatever follows the name. The prefilter only proposes
 //! candidates; this module decides.
 
@@ -68,41 +68,57 @@ pub(crate) fn recognise(at_lt: &[u8]) -> Recognised {
     }
 }
 
-/// `bytes.eq_ignore_ascii_case(NAME)`, sixteen bytes at a time: every byte of the name but its
-/// `-` is a letter, and `byte | 0x20` equals a lowercase letter exactly when `byte` is that
-/// letter in either case.
+/// `bytes.eq_ignore_ascii_case(NAME)`, sixteen bytes at a time.
 #[inline]
 fn is_name(bytes: &[u8; NAME.len()]) -> bool {
+    name_difference(bytes) == 0
+}
+
+/// Zero exactly when `bytes.eq_ignore_ascii_case(NAME)`: every byte of the name but its `-` is a
+/// letter, and `byte | 0x20` equals a lowercase letter exactly when `byte` is that letter in
+/// either case. One value, not a chain of `&&`, so that deciding costs no branch.
+#[inline]
+fn name_difference(bytes: &[u8; NAME.len()]) -> u128 {
     const HEAD: u128 = u128::from_le_bytes(*b"untrusted-conten");
     const FOLD: u128 = {
         let mut fold = [0x20; 16];
         fold[b"untrusted".len()] = 0; // the `-` is compared as it is
         u128::from_le_bytes(fold)
     };
-    let (head, last) = bytes.split_at(16);
-    let head = u128::from_le_bytes(head.try_into().expect("sixteen bytes"));
-    head | FOLD == HEAD && last[0] | 0x20 == NAME[16]
+    let (head, last) = bytes.split_first_chunk::<16>().expect("seventeen bytes");
+    ((u128::from_le_bytes(*head) | FOLD) ^ HEAD) | u128::from((last[0] | 0x20) ^ NAME[16])
+}
+
+/// The longest a marker is: `</untrusted-content`. Its first [`WINDOW`] bytes decide whether
+/// any marker starts at a position.
+pub(crate) const WINDOW: usize = 2 + NAME.len();
+
+/// The marker at the start of `window`, if one starts there.
+///
+/// Computed as one difference, without a branch on the `<`, the `/` or the name: the vector
+/// kernels call this on candidates in random order (openers and closers, markers and near
+/// misses), where every branch mispredicts.
+#[inline]
+pub(crate) fn marker_in(window: &[u8; WINDOW]) -> Option<Marker> {
+    let slash = window[1] == b'/';
+    let start = 1 + usize::from(slash);
+    let name = window[start..]
+        .first_chunk::<{ NAME.len() }>()
+        .expect("the window holds the name after an optional `/`");
+    let difference = name_difference(name) | u128::from(window[0] ^ b'<');
+    (difference == 0).then_some(if slash {
+        Marker::Closer
+    } else {
+        Marker::Opener
+    })
 }
 
 /// The marker starting at `hay[at]`, if one does, treating the end of `hay` as the end of
 /// input.
-///
-/// When the whole name fits in `hay`, the `<` and the `/` are checked by arithmetic rather
-/// than by branches: the vector kernels call this on candidates in random order (openers and
-/// closers, markers and near misses), where a branch on either mispredicts.
 #[inline]
 pub(crate) fn marker_at(hay: &[u8], at: usize) -> Option<Marker> {
-    if let Some(&[lt, next, ..]) = hay.get(at..) {
-        let slash = next == b'/';
-        let name = at + 1 + usize::from(slash);
-        if let Some(whole) = hay.get(name..).and_then(<[u8]>::first_chunk) {
-            let kind = if slash {
-                Marker::Closer
-            } else {
-                Marker::Opener
-            };
-            return ((lt == b'<') & is_name(whole)).then_some(kind);
-        }
+    if let Some(window) = hay.get(at..).and_then(<[u8]>::first_chunk) {
+        return marker_in(window);
     }
     if hay.get(at) != Some(&b'<') {
         return None;

@@ -90,6 +90,10 @@ pub(crate) fn push_neutralised_str(out: &mut String, content: &str, from: usize)
 }
 
 /// [`find_marker`] one `<` at a time.
+#[cfg_attr(
+    target_arch = "x86_64",
+    allow(dead_code, reason = "x86-64 uses it only in tests, as the reference")
+)]
 pub(crate) fn find_marker_scalar(hay: &[u8], mut from: usize) -> Option<(usize, Marker)> {
     while let Some(offset) = memchr::memchr(b'<', &hay[from..]) {
         let at = from + offset;
@@ -102,6 +106,10 @@ pub(crate) fn find_marker_scalar(hay: &[u8], mut from: usize) -> Option<(usize, 
 }
 
 /// [`push_neutralised`] one marker at a time.
+#[cfg_attr(
+    target_arch = "x86_64",
+    allow(dead_code, reason = "x86-64 uses it only in tests, as the reference")
+)]
 pub(crate) fn push_neutralised_scalar(out: &mut Vec<u8>, hay: &[u8], from: usize) {
     let mut copied = from;
     while let Some((at, kind)) = find_marker_scalar(hay, copied) {
@@ -132,7 +140,7 @@ pub(crate) mod x86 {
         _mm256_or_si256, _mm256_set1_epi8, _mm256_shuffle_epi8, _mm256_storeu_si256,
     };
 
-    use super::{BLOCK, NEUTRALISED_INFIX, ROOM, find_marker_scalar, push_neutralised_scalar};
+    use super::{BLOCK, NEUTRALISED_INFIX, ROOM};
     use crate::marker::{self, Marker};
 
     /// The block loops also load each block shifted by one byte, so a block is tested with
@@ -375,12 +383,21 @@ pub(crate) mod x86 {
         None
     }
 
-    /// A closer whose `<` ends the bytes the block loop tested (at `at - 1`, not before
-    /// `from`): its hit, on the `/` at `at`, is the scalar tail's first byte, which looks for
-    /// `<` only.
+    /// The hits of the last bytes of `hay`, from `at`: fewer than `BLOCK + LOOKAHEAD`, tested
+    /// as a block padded with zeros (which are neither `<`, `/` nor `u`, so they hit nothing
+    /// and end the input as its end does). One vector test, where a loop of `memchr` calls
+    /// costs a streamed chunk of HTML more than its whole block loop.
+    ///
+    /// # Safety
+    ///
+    /// `V`'s contract.
     #[inline(always)]
-    fn straddles(hay: &[u8], from: usize, at: usize) -> bool {
-        at > from && hay.get(at) == Some(&b'/') && marker::marker_at(hay, at - 1).is_some()
+    unsafe fn tail_hits<V: Vector>(hay: &[u8], at: usize) -> u64 {
+        let mut padded = [0; BLOCK + LOOKAHEAD];
+        let rest = &hay[at..];
+        padded[..rest.len()].copy_from_slice(rest);
+        // SAFETY: `padded` holds `BLOCK + LOOKAHEAD` bytes; nothing is copied.
+        unsafe { block::<V, false>(padded.as_ptr(), core::ptr::null_mut()).1 }
     }
 
     /// The count of clean blocks in a row, after one more block. Arithmetic, not a branch: the
@@ -486,10 +503,9 @@ pub(crate) mod x86 {
                 at = unsafe { skip::<V, false>(hay, at, core::ptr::null_mut(), 0).0 };
             }
         }
-        if straddles(hay, from, at) {
-            return Some((at - 1, Marker::Closer));
-        }
-        find_marker_scalar(hay, at)
+        // SAFETY: `V`'s contract holds.
+        let hits = unsafe { tail_hits::<V>(hay, at) };
+        first_marker(hay, from, at, hits)
     }
 
     /// Where [`push`] writes: the output so far is `out[..written]`, then `room` more bytes
@@ -651,10 +667,22 @@ pub(crate) mod x86 {
         // SAFETY: `dst[..written]` is initialised: the output so far, then copied bytes of
         // `hay` and infixes.
         unsafe { out.set_len(written) };
-        if straddles(hay, from, at) {
+        // SAFETY: `V`'s contract holds.
+        let mut hits = unsafe { tail_hits::<V>(hay, at) };
+        let mut copied = at;
+        while hits != 0 {
+            let hit = at + hits.trailing_zeros() as usize;
+            hits &= hits - 1;
+            let lt = hit_lt(hay, hit);
+            if lt < from || marker::marker_at(hay, lt).is_none() {
+                continue;
+            }
+            // A `<` just before the tail (`lt + 1 == copied`) is already copied: empty range.
+            out.extend_from_slice(&hay[copied..=lt]);
             out.extend_from_slice(NEUTRALISED_INFIX.as_bytes());
+            copied = lt + 1;
         }
-        push_neutralised_scalar(out, hay, at);
+        out.extend_from_slice(&hay[copied..]);
     }
 
     /// [`super::find_marker`] with SSE2.
