@@ -9,6 +9,10 @@ Each run is `cargo bench -p fence-runtime --bench neutralise --bench streaming`.
 writes the median time per iteration of every benchmark under target/criterion; every ratio
 below is a ratio of two medians from the same run. A floor is checked on the median, across
 runs, of that run's ratio; the script exits 1 when one is missed.
+
+"Never slower than regex or aho-corasick" is a ratio of at least 1.0, where within 3% counts
+as a tie: on clean prose all three, like `memchr` itself, make one pass for `<` at the speed the
+cache delivers bytes, so their ratio is 1.0 give or take the machine's noise.
 """
 import argparse
 import json
@@ -35,6 +39,7 @@ STREAMING = ["one-shot from bytes", "buffer bytes/4096", "buffer bytes/65536"]
 
 # (input, numerator, denominator, floor): the numerator's speed over the denominator's.
 FLOORS = [(name, "neutralise", rival, 1.0) for name in INPUTS for rival in ("regex", "aho-corasick")]
+TIE = 0.03  # for the floors of 1.0 ("never slower"): a ratio this close to 1.0 is a tie
 FLOORS += [
     ("prose-1MiB", "neutralise", "memchr", 0.9),
     ("back-to-back-1MiB", "neutralise", "aho-corasick", 5.0),
@@ -169,10 +174,13 @@ def main():
             continue
         mid = statistics.median(values)
         ok = mid >= floor if higher else mid <= floor
+        verdict = "ok" if ok else "BELOW"
+        if not ok and floor == 1.0 and higher and mid >= 1.0 - TIE:
+            ok, verdict = True, "tie"
         failed |= not ok
         spread = f"{min(values):.2f}–{max(values):.2f}" if len(values) > 1 else ""
         bound = f"≥ {floor}" if higher else f"≤ {floor}"
-        print(f"| {key} | {mid:.2f} | {spread} | {bound} | {'ok' if ok else 'BELOW'} |")
+        print(f"| {key} | {mid:.2f} | {spread} | {bound} | {verdict} |")
     sys.exit(1 if failed else 0)
 
 
