@@ -117,6 +117,22 @@ def ratios(results):
     return out
 
 
+def median_results(runs):
+    """Each benchmark's median time across runs (per-run medians), as one run's results."""
+    merged = {}
+    for results in runs:
+        for group, entries in results.items():
+            for bench, entry in entries.items():
+                merged.setdefault(group, {}).setdefault(bench, []).append(entry)
+    return {
+        group: {
+            bench: (statistics.median(e[0] for e in entries), entries[0][1], entries[0][2])
+            for bench, entries in benches.items()
+        }
+        for group, benches in merged.items()
+    }
+
+
 def table(results):
     lines = ["| input | " + " | ".join(IMPLS) + " |", "|---|" + "---:|" * len(IMPLS)]
     for name in INPUTS:
@@ -160,6 +176,10 @@ def main():
         print(f"GB/s, median of criterion's samples; results span {max(times) - min(times):.0f} s\n")
         print(table(results))
         runs.append(results)
+
+    if len(runs) > 1:
+        print(f"\nmedian across the {len(runs)} runs of each benchmark's median: GB/s\n")
+        print(table(median_results(runs)))
 
     per_run = [ratios(results) for results in runs]
     failed = False
