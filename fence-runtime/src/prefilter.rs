@@ -1,19 +1,19 @@
 //! Finding markers, and copying content with its markers neutralised, many bytes at a time.
 //!
-//! A candidate is a `<` followed by `u`/`U`, or by `/` and then `u`/`U`: every marker starts
-//! with one, and markup that merely has many `<` (HTML has one every ~30 bytes) rarely does.
-//! This is only a necessary condition; [`marker::marker_at`] decides each candidate.
+//! Every marker starts with `<u` or `</u` in some casing, so the vectors look for a hit: a `<`
+//! or `/` followed by `u` or `U`. Markup that merely has many `<` (HTML has one every ~30 bytes)
+//! rarely has one. A hit is only a candidate; [`marker::marker_at`] decides each.
 //!
 //! Two kernels do the work. [`find_marker`] only reads; [`push_neutralised`] copies as it reads,
 //! so that fencing is one pass over the content, and the output grows only when a marker
-//! appears. Both test 64-byte blocks for candidates, and run through text with no `<` at all
-//! four aligned vectors at a time, as `memchr` does.
+//! appears. Both test 64-byte blocks for hits (the last bytes as one block padded with zeros),
+//! and run through text with no `<` at all four aligned vectors at a time, as `memchr` does.
 //!
 //! On x86-64 they use SSE2 (always present) or AVX2: under `std`, the first call detects the
 //! CPU's features and keeps its choice in an atomic function pointer, so every later call is
 //! one indirect call, with no detection. This module holds the crate's only `unsafe` code.
-//! Every other target, and the last bytes of every input, take the scalar path, which the
-//! differential tests hold the vector paths to.
+//! Every other target takes the scalar path (one `memchr` for `<` at a time), which the
+//! differential tests also hold the vector paths to, with a naive reference.
 
 use alloc::string::String;
 use alloc::vec::Vec;
