@@ -121,6 +121,12 @@ fn render_body(cont: &Container<'_>, out: &Ident) -> TokenStream {
     // so a type that is neither is reported there, and lints do not mistake the `&` for user
     // code.
     let render_field = |ty: &Type| {
+        if is_string(ty) {
+            // `String`, the usual content field, is text: the dispatch would pick its own
+            // rendering, and resolving it costs a fifth of what the derive adds to compile time
+            // (`scripts/compile-cost.sh`). A type of one's own named `String` must be `Fenced`.
+            return quote_spanned!(ty.span()=> ::fence_runtime::__private::Fenced::render(#field, #out));
+        }
         let method = Ident::new("render_field", ty.span());
         quote! {
             #[allow(unused_imports)]
@@ -155,6 +161,31 @@ fn render_body(cont: &Container<'_>, out: &Ident) -> TokenStream {
         }
         Shape::Enum(_) => render_json,
     }
+}
+
+/// Whether `ty` is spelled `String`, `std::string::String` or `alloc::string::String`.
+fn is_string(ty: &Type) -> bool {
+    let Type::Path(syn::TypePath { qself: None, path }) = ty else {
+        return false;
+    };
+    let Some(names) = path
+        .segments
+        .iter()
+        .map(|segment| {
+            segment
+                .arguments
+                .is_none()
+                .then(|| segment.ident.to_string())
+        })
+        .collect::<Option<Vec<String>>>()
+    else {
+        return false;
+    };
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    matches!(
+        names[..],
+        ["String"] | ["std" | "alloc", "string", "String"]
+    )
 }
 
 /// The body of `FencedTask::provenance`.

@@ -3,10 +3,8 @@
 use alloc::borrow::Cow;
 use alloc::string::String;
 use alloc::vec::Vec;
-use core::convert::Infallible;
-use core::ops::ControlFlow;
 
-use crate::marker;
+use crate::{marker, prefilter};
 
 /// The text inserted directly after the `<` of a marker found in content.
 ///
@@ -70,42 +68,24 @@ pub fn neutralise_bytes(content: &[u8]) -> Cow<'_, [u8]> {
     }
 }
 
-/// Room for a few markers' infixes when a rewrite starts. A rewrite is one pass that grows the
+/// Room for a few markers' infixes when a rewrite starts, and what the kernel asks for beyond
+/// the rest of the content whenever the output must grow. A rewrite is one pass that grows the
 /// output as it goes: counting the markers first, for an exact size, costs a second pass that
-/// measured about 30% of the time on marker-dense input. (`fence` counts: its one allocation
-/// has the exact final size.)
-const ROOM: usize = 4 * NEUTRALISED_INFIX.len();
-
-/// Length of `content` once neutralised, given the position of its first marker.
-pub(crate) fn neutralised_len(content: &[u8], first: usize) -> usize {
-    content.len() + NEUTRALISED_INFIX.len() * marker::count_markers(content, first)
-}
+/// measured about 30% of the time on marker-dense input. (It also covers the closing separator
+/// and marker `fence` appends after the content.)
+pub(crate) const ROOM: usize = 4 * NEUTRALISED_INFIX.len();
 
 /// Appends `content` to `out`, neutralised, given where its first marker is.
 pub(crate) fn push_neutralised(out: &mut Vec<u8>, content: &[u8], first: usize) {
-    let mut copied = 0;
-    let ControlFlow::<Infallible>::Continue(()) =
-        marker::for_each_marker(content, first, |at, _| {
-            out.extend_from_slice(&content[copied..=at]);
-            out.extend_from_slice(NEUTRALISED_INFIX.as_bytes());
-            copied = at + 1;
-            ControlFlow::Continue(())
-        });
-    out.extend_from_slice(&content[copied..]);
+    out.extend_from_slice(&content[..first]);
+    prefilter::push_neutralised(out, content, first);
 }
 
 /// [`push_neutralised`] for text.
 pub(crate) fn push_neutralised_str(out: &mut String, content: &str, first: usize) {
-    let mut copied = 0;
-    let ControlFlow::<Infallible>::Continue(()) =
-        marker::for_each_marker(content.as_bytes(), first, |at, _| {
-            // `at` is an ASCII `<`, so both slices end on a character boundary.
-            out.push_str(&content[copied..=at]);
-            out.push_str(NEUTRALISED_INFIX);
-            copied = at + 1;
-            ControlFlow::Continue(())
-        });
-    out.push_str(&content[copied..]);
+    // `first` is an ASCII `<`, so a character boundary.
+    out.push_str(&content[..first]);
+    prefilter::push_neutralised_str(out, content, first);
 }
 
 #[cfg(test)]

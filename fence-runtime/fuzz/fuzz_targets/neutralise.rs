@@ -9,7 +9,7 @@
 //! - its length is the input's plus 20 per marker;
 //! - it holds no marker, so neutralising it again returns it borrowed (idempotence);
 //! - for UTF-8 input, `neutralise` gives the same bytes and borrows in the same cases, and
-//!   `fence` (which counts markers for its one exact-size allocation) fences exactly that.
+//!   `fence` (one pass that copies the content while it looks for markers) fences exactly that.
 #![no_main]
 
 use std::borrow::Cow;

@@ -65,11 +65,8 @@ impl Neutraliser {
             return;
         }
         let cut = self.hold_tail(chunk);
-        let chunk = &chunk[..cut];
-        match marker::next_marker(chunk, 0) {
-            None => out.extend_from_slice(chunk),
-            Some((first, _)) => push_neutralised(out, chunk, first),
-        }
+        // One pass that copies while it looks for markers.
+        push_neutralised(out, &chunk[..cut], 0);
     }
 
     /// [`push_bytes`](Self::push_bytes) for text: the output stays a `String`, with no UTF-8
@@ -97,12 +94,10 @@ impl Neutraliser {
         if self.resolve_held(chunk.as_bytes(), |ascii| push_ascii(out, ascii)) {
             return;
         }
-        // The cut is at a `<`, so on a character boundary.
+        // The cut is at a `<`, so on a character boundary. One pass that copies while it looks
+        // for markers.
         let chunk = &chunk[..self.hold_tail(chunk.as_bytes())];
-        match marker::next_marker(chunk.as_bytes(), 0) {
-            None => out.push_str(chunk),
-            Some((first, _)) => push_neutralised_str(out, chunk, first),
-        }
+        push_neutralised_str(out, chunk, 0);
     }
 
     /// Whether `chunk` goes out as it is: nothing is held back, and it has no `<`, so it can
