@@ -53,8 +53,8 @@ contents=(
 )
 for i in "${!contents[@]}"; do
     seed neutralise "$i" "${contents[$i]}"
-    # stream: a header (size count, trickle, failures), sizes, then the content.
-    seed stream "$i" "\x03\x05\x03\x01\x07\x12\xc1${contents[$i]}"
+    # stream: a header (size count, trickle, failures, ways in), sizes, then the content.
+    seed stream "$i" "\x03\x05\x03\xe4\x01\x07\x12\xc1${contents[$i]}"
     # fence_parse: selector, name 0xFF content 0xFF message.
     seed fence_parse "$i" "\x00web-fetch\xff${contents[$i]}\xff${contents[$i]}"
 done
