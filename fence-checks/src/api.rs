@@ -2,7 +2,7 @@
 //! rename is one edit in this crate.
 
 use fence_reference::BrokenRule;
-use fence_runtime::{Neutraliser, ParseError};
+use fence_runtime::{ModelContent, Neutraliser, ParseError, TaskProvenance};
 
 /// Pushes a chunk of bytes through a neutraliser.
 pub(crate) fn push_bytes(neutraliser: &mut Neutraliser, chunk: &[u8], out: &mut Vec<u8>) {
@@ -19,4 +19,9 @@ pub(crate) fn parse_error(rule: BrokenRule) -> ParseError {
         BrokenRule::TextAfterCloser => ParseError::TextAfterCloser,
         BrokenRule::MissingSeparatorBeforeCloser => ParseError::MissingSeparatorBeforeCloser,
     }
+}
+
+/// A task payload's content, fenced or exempt as its provenance says.
+pub(crate) fn task_content(provenance: TaskProvenance, payload: &str) -> ModelContent {
+    ModelContent::task(&provenance, payload)
 }

@@ -15,12 +15,15 @@
 #![warn(missing_docs)]
 
 mod api;
+#[cfg(feature = "std")]
+pub mod async_writer;
 pub mod fence_parse;
 pub mod input;
 pub mod neutralise;
 pub mod stream;
 #[cfg(feature = "std")]
 pub mod surfaces;
+pub mod trust;
 #[cfg(feature = "std")]
 mod verdict;
 
@@ -37,6 +40,9 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("neutralise", neutralise::check),
     ("fence_parse", fence_parse::check),
     ("stream", stream::check),
+    ("trust", trust::check),
     #[cfg(feature = "std")]
     ("surfaces", surfaces::check),
+    #[cfg(feature = "std")]
+    ("async_writer", async_writer::check),
 ];

@@ -7,6 +7,7 @@ use std::io;
 
 use tokio::io::AsyncWrite;
 
+use crate::marker::MAX_PARTIAL;
 use crate::source::Source;
 use crate::writer::{End, Fencing, FinishError, closed_error};
 
@@ -300,7 +301,14 @@ impl<W: AsyncWrite + Unpin> AsyncWrite for AsyncFenceWriter<W> {
                         continue;
                     }
                     Poll::Pending if taken == 0 => return Poll::Pending,
-                    Poll::Pending => break,
+                    Poll::Pending => {
+                        // What went out was judged clean on the bytes after it (`</` is no
+                        // marker when `untrus<` follows), which the caller need not offer
+                        // again: take the few that decided it too, so the judgement stands.
+                        let decided = buf.len().min(taken + MAX_PARTIAL);
+                        taken += this.fencing.queue(&buf[taken..decided]);
+                        break;
+                    }
                     Poll::Ready(_) => {}
                 }
             }
