@@ -20,6 +20,10 @@ pub mod async_writer;
 pub mod fence_parse;
 pub mod input;
 pub mod neutralise;
+#[cfg(feature = "std")]
+pub mod records;
+#[cfg(feature = "std")]
+pub mod render;
 pub mod stream;
 #[cfg(feature = "std")]
 pub mod surfaces;
@@ -45,4 +49,8 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("surfaces", surfaces::check),
     #[cfg(feature = "std")]
     ("async_writer", async_writer::check),
+    #[cfg(feature = "std")]
+    ("render", render::check),
+    #[cfg(feature = "std")]
+    ("records", records::check),
 ];

@@ -191,8 +191,13 @@ fn stream_findings(
     }
 }
 
-/// Checks `verify_record` on what was read; `rules` knows the record's own calls.
-pub(crate) fn record_findings(record: &RecordReport, context: &VerifyContext, rules: &Rules) {
+/// Checks `verify_record` on what was read, and returns its findings; `rules` knows the
+/// record's own calls.
+pub(crate) fn record_findings(
+    record: &RecordReport,
+    context: &VerifyContext,
+    rules: &Rules,
+) -> Vec<Finding> {
     let findings = verify_record(record, context);
     unreadable_units_add_up(&findings, record);
     verdict::clean_lines_are_safe(record, &findings, rules);
@@ -232,6 +237,7 @@ pub(crate) fn record_findings(record: &RecordReport, context: &VerifyContext, ru
             }
         }
     }
+    findings
 }
 
 /// Checks `verify_trace` on what was read.
