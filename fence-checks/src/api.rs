@@ -2,7 +2,7 @@
 //! rename is one edit in this crate.
 
 use fence_reference::BrokenRule;
-use fence_runtime::{FencedTask, ModelContent, Neutraliser, ParseError, TaskProvenance};
+use fence_runtime::{ModelContent, Neutraliser, ParseError, TaskProvenance};
 
 /// Pushes a chunk of bytes through a neutraliser.
 pub(crate) fn push_bytes(neutraliser: &mut Neutraliser, chunk: &[u8], out: &mut Vec<u8>) {
@@ -28,6 +28,6 @@ pub(crate) fn task_content(provenance: TaskProvenance, payload: &str) -> ModelCo
 
 /// A task payload type's content, fenced or exempt as its provenance says.
 #[cfg(feature = "std")]
-pub(crate) fn payload_content<T: FencedTask>(payload: &T) -> ModelContent {
+pub(crate) fn payload_content<T: fence_runtime::FencedTask>(payload: &T) -> ModelContent {
     ModelContent::from_task(payload)
 }
