@@ -35,7 +35,7 @@ use std::sync::OnceLock;
 use std::task::{Context, Poll, Waker};
 
 use fence_reference as reference;
-use fence_runtime::{AsyncFenceWriter, Source, parse};
+use fence_runtime::{AsyncFenceWriter, Source, fence, parse};
 use tokio::io::AsyncWrite;
 use tokio::runtime::Runtime;
 
@@ -96,6 +96,13 @@ pub fn check(data: &[u8]) {
 
     let whole = reference::block_bytes(source.as_str(), content);
     let truncated = reference::truncated_block_bytes(source.as_str(), content);
+    if let Ok(text) = std::str::from_utf8(content) {
+        assert_eq!(
+            whole,
+            fence(&source, text).as_str().as_bytes(),
+            "one-shot fence"
+        );
+    }
     match how {
         End::Finish | End::FinishTruncated => {
             let truncate = how == End::FinishTruncated;

@@ -49,7 +49,9 @@ const TAKEN: &str = "the inner writer is only taken by methods that consume the 
 /// once, so the buffer stays small however fast the content arrives. As with
 /// [`FenceWriter`](crate::FenceWriter), an error the inner writer returns after a write has
 /// taken its bytes comes back from the next call; nothing is dropped or repeated. A failed
-/// [`finish`](Self::finish) gives the writer back inside its [`FinishError`], to retry.
+/// [`finish`](Self::finish) gives the writer back inside its [`FinishError`], to retry. What a
+/// write sends is decided on the bytes it took, so a caller may give up on the rest of a write
+/// (a cancelled `write_all`) and write other bytes next.
 ///
 /// # Content cut short
 ///
