@@ -62,3 +62,26 @@ fn every_corpus_directory_is_a_target() {
         }
     }
 }
+
+/// The cargo-fuzz crate's targets and this crate's checks are the same list, so a target
+/// cannot be fuzzed without its corpus being replayed, or the other way round.
+#[cfg(feature = "std")]
+#[test]
+fn every_fuzz_target_has_a_check_and_every_check_a_target() {
+    let manifest = fs::read_to_string(corpus().join("../Cargo.toml")).expect("the fuzz crate");
+    let mut bins: Vec<&str> = manifest
+        .split("[[bin]]")
+        .skip(1)
+        .filter_map(|bin| {
+            let name = bin.lines().find_map(|line| line.strip_prefix("name = "))?;
+            Some(name.trim_matches('"'))
+        })
+        .collect();
+    let mut checks: Vec<&str> = fence_checks::TARGETS
+        .iter()
+        .map(|(name, _)| *name)
+        .collect();
+    bins.sort_unstable();
+    checks.sort_unstable();
+    assert_eq!(bins, checks);
+}
