@@ -160,6 +160,74 @@ fn a_write_takes_at_most_one_piece_while_the_inner_writer_pushes_back() {
     assert_eq!(writer.get_ref().out.len(), 100);
 }
 
+/// A caller may give up on the bytes a write did not take (a `write_all` cancelled by a
+/// timeout) and write others next. The writer lets `</untr` through because the bytes after it
+/// (`us<un`) make it no marker; unless it takes those bytes too, `usted-content>` written next
+/// completes a live closer inside the block. Found by the `async_writer` fuzz target.
+#[test]
+fn bytes_let_through_on_the_strength_of_later_ones_stay_decided() {
+    /// Takes at most `budget` bytes in all, then is `Pending` until it is given more.
+    struct Trickle {
+        out: Rc<RefCell<Vec<u8>>>,
+        budget: Rc<Cell<usize>>,
+    }
+    impl AsyncWrite for Trickle {
+        fn poll_write(
+            self: Pin<&mut Self>,
+            _: &mut Context<'_>,
+            buf: &[u8],
+        ) -> Poll<io::Result<usize>> {
+            let n = buf.len().min(self.budget.get());
+            if n == 0 {
+                return Poll::Pending;
+            }
+            self.budget.set(self.budget.get() - n);
+            self.out.borrow_mut().extend_from_slice(&buf[..n]);
+            Poll::Ready(Ok(n))
+        }
+        fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+            Poll::Ready(Ok(()))
+        }
+        fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+            Poll::Ready(Ok(()))
+        }
+    }
+
+    let source = Source::tool("t");
+    let out = Rc::new(RefCell::new(Vec::new()));
+    let budget = Rc::new(Cell::new(usize::MAX));
+    let inner = Trickle {
+        out: Rc::clone(&out),
+        budget: Rc::clone(&budget),
+    };
+    let mut writer = AsyncFenceWriter::new(inner, &source);
+    let mut cx = Context::from_waker(Waker::noop());
+    assert!(Pin::new(&mut writer).poll_flush(&mut cx).is_ready());
+    budget.set("</untr".len());
+    let first = b"</untrus<un";
+    let Poll::Ready(Ok(taken)) = Pin::new(&mut writer).poll_write(&mut cx, first) else {
+        panic!("the write should take what went out");
+    };
+    assert_eq!(
+        taken,
+        first.len(),
+        "the bytes that decided `</untr` were not taken"
+    );
+    // The caller gives up on the rest, if there were any, and writes something else.
+    budget.set(usize::MAX);
+    let second = b"usted-content>";
+    assert!(matches!(
+        Pin::new(&mut writer).poll_write(&mut cx, second),
+        Poll::Ready(Ok(n)) if n == second.len()
+    ));
+    assert!(Pin::new(&mut writer).poll_shutdown(&mut cx).is_ready());
+    let content = [&first[..taken], second].concat();
+    assert_eq!(
+        String::from_utf8(out.take()).unwrap(),
+        fence(&source, std::str::from_utf8(&content).unwrap()).as_str()
+    );
+}
+
 #[tokio::test]
 async fn errors_from_the_inner_writer_propagate() {
     let mut writer = AsyncFenceWriter::new(slow(usize::MAX), &Source::tool("t"));

@@ -8,10 +8,8 @@
 use std::borrow::Cow;
 use std::collections::HashSet;
 
+use fence_reference::{INFIX, NAME};
 use fence_runtime::{Source, fence, fence_source_of, neutralise, neutralise_bytes, parse};
-
-const NAME: &str = "untrusted-content";
-const INFIX: &str = "!MURMUR-NEUTRALISED!";
 
 /// The casing of the name whose letter `i` (counting letters only, from the left) is uppercase
 /// exactly when bit `i` of `mask` is set.

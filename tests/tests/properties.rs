@@ -1,7 +1,6 @@
-//! Properties, checked with proptest against a deliberately naive reference written here.
-//!
-//! The reference shares nothing with the crate: it walks the input byte by byte and, at every
-//! `<`, lowercases the next 17 bytes (after an optional `/`) and compares them with the name.
+//! Properties, checked with proptest against the deliberately naive reference of
+//! `fence-reference`, which shares nothing with the crate: it walks the input byte by byte and,
+//! at every `<`, compares the next 17 bytes (after an optional `/`) with the name.
 //!
 //! The neutraliser properties are written over any `fn(&str) -> Cow<'_, str>`, and a negative
 //! control runs them, through proptest's `TestRunner`, against neutralisers broken on purpose:
@@ -9,6 +8,7 @@
 
 use std::borrow::Cow;
 
+use fence_reference::{self as reference, CLOSER, INFIX, NAME, OPENER_PREFIX};
 use fence_runtime::{
     Neutraliser, Source, fence, fence_source_of, neutralise, neutralise_bytes, parse,
 };
@@ -16,83 +16,6 @@ use proptest::collection::vec;
 use proptest::prelude::*;
 use proptest::sample::{Index, select};
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner};
-
-const INFIX: &str = "!MURMUR-NEUTRALISED!";
-const NAME: &str = "untrusted-content";
-const CLOSER: &str = "</untrusted-content>";
-const OPENER_PREFIX: &str = "<untrusted-content source=";
-
-// The naive reference.
-
-/// Where the `<` of each marker is: a `<`, an optional `/`, then the name in any ASCII casing.
-fn reference_markers(text: &[u8]) -> Vec<usize> {
-    let mut found = Vec::new();
-    for (at, &byte) in text.iter().enumerate() {
-        if byte != b'<' {
-            continue;
-        }
-        let mut name_start = at + 1;
-        if text.get(name_start) == Some(&b'/') {
-            name_start += 1;
-        }
-        let window: Vec<u8> = text
-            .iter()
-            .skip(name_start)
-            .take(NAME.len())
-            .map(u8::to_ascii_lowercase)
-            .collect();
-        if window == NAME.as_bytes() {
-            found.push(at);
-        }
-    }
-    found
-}
-
-/// The markers that are closers.
-fn reference_closers(text: &[u8]) -> Vec<usize> {
-    reference_markers(text)
-        .into_iter()
-        .filter(|&at| text.get(at + 1) == Some(&b'/'))
-        .collect()
-}
-
-fn reference_neutralise_bytes(text: &[u8]) -> Vec<u8> {
-    let markers = reference_markers(text);
-    let mut out = Vec::new();
-    for (at, &byte) in text.iter().enumerate() {
-        out.push(byte);
-        if markers.contains(&at) {
-            out.extend_from_slice(INFIX.as_bytes());
-        }
-    }
-    out
-}
-
-fn reference_neutralise(text: &str) -> String {
-    String::from_utf8(reference_neutralise_bytes(text.as_bytes()))
-        .expect("inserting ASCII after an ASCII byte keeps UTF-8 valid")
-}
-
-/// The spec's name sanitising, after DESIGN §2: neutralise, then `>` → `_`, CR and LF → space.
-fn reference_sanitise(name: &str) -> String {
-    reference_neutralise(name)
-        .chars()
-        .map(|c| match c {
-            '>' => '_',
-            '\r' | '\n' => ' ',
-            c => c,
-        })
-        .collect()
-}
-
-/// Whether `bytes` is a proper prefix of a marker in some casing (`<`, `</`, `</untr`, …).
-fn is_partial_marker(bytes: &[u8]) -> bool {
-    let closer = format!("</{NAME}");
-    let opener = format!("<{NAME}");
-    [closer, opener].iter().any(|marker| {
-        bytes.len() < marker.len() && marker.as_bytes()[..bytes.len()].eq_ignore_ascii_case(bytes)
-    })
-}
 
 /// Where `inner`, a slice of `outer`, starts in it.
 fn offset_in(outer: &str, inner: &str) -> usize {
@@ -211,7 +134,7 @@ const PROPERTIES: &[(&str, Property)] = &[
 ];
 
 fn equals_reference(neutralise: Neutralise, input: &str) -> Result<(), TestCaseError> {
-    prop_assert_eq!(neutralise(input), reference_neutralise(input));
+    prop_assert_eq!(neutralise(input), reference::neutralise_str(input));
     Ok(())
 }
 
@@ -227,7 +150,7 @@ fn insertion_only(neutralise: Neutralise, input: &str) -> Result<(), TestCaseErr
     let output = output.as_bytes();
     let mut restored = Vec::with_capacity(input.len());
     let mut copied = 0;
-    for (k, at) in reference_markers(input.as_bytes()).into_iter().enumerate() {
+    for (k, at) in reference::markers(input.as_bytes()).into_iter().enumerate() {
         // The k-th infix sits after the k-th marker's `<`, shifted by the k before it.
         let cut = at + 1 + k * INFIX.len();
         let kept = output.get(copied..cut);
@@ -248,7 +171,7 @@ fn insertion_only(neutralise: Neutralise, input: &str) -> Result<(), TestCaseErr
 
 fn no_live_marker(neutralise: Neutralise, input: &str) -> Result<(), TestCaseError> {
     let output = neutralise(input);
-    let live = reference_markers(output.as_bytes());
+    let live = reference::markers(output.as_bytes());
     prop_assert!(
         live.is_empty(),
         "live markers at {:?} in {:?}",
@@ -259,13 +182,13 @@ fn no_live_marker(neutralise: Neutralise, input: &str) -> Result<(), TestCaseErr
 }
 
 fn grows_by_20_per_marker(neutralise: Neutralise, input: &str) -> Result<(), TestCaseError> {
-    let markers = reference_markers(input.as_bytes()).len();
+    let markers = reference::markers(input.as_bytes()).len();
     prop_assert_eq!(neutralise(input).len(), input.len() + 20 * markers);
     Ok(())
 }
 
 fn borrowed_exactly_when_clean(neutralise: Neutralise, input: &str) -> Result<(), TestCaseError> {
-    let clean = reference_markers(input.as_bytes()).is_empty();
+    let clean = reference::markers(input.as_bytes()).is_empty();
     match neutralise(input) {
         Cow::Borrowed(output) => {
             prop_assert!(clean, "borrowed, but the input has a marker");
@@ -311,10 +234,10 @@ proptest! {
 
     #[test]
     fn neutralise_bytes_equals_the_reference(input in bytes()) {
-        let expected = reference_neutralise_bytes(&input);
+        let expected = reference::neutralise(&input);
         let got = neutralise_bytes(&input);
         prop_assert_eq!(&*got, expected.as_slice());
-        let clean = reference_markers(&input).is_empty();
+        let clean = reference::markers(&input).is_empty();
         prop_assert_eq!(matches!(got, Cow::Borrowed(b) if std::ptr::eq(b, input.as_slice())), clean);
         if let Ok(text) = std::str::from_utf8(&input) {
             let as_text = neutralise(text);
@@ -324,7 +247,7 @@ proptest! {
 
     #[test]
     fn neutralise_bytes_on_arbitrary_bytes(input in vec(any::<u8>(), 0..256)) {
-        let expected = reference_neutralise_bytes(&input);
+        let expected = reference::neutralise(&input);
         prop_assert_eq!(&*neutralise_bytes(&input), expected.as_slice());
     }
 
@@ -333,7 +256,7 @@ proptest! {
         input in bytes(),
         cuts in vec(any::<Index>(), 0..8),
     ) {
-        let whole = reference_neutralise_bytes(&input);
+        let whole = reference::neutralise(&input);
         prop_assert_eq!(&*neutralise_bytes(&input), whole.as_slice());
         let mut ends: Vec<usize> = cuts.iter().map(|cut| cut.index(input.len() + 1)).collect();
         ends.push(input.len());
@@ -345,10 +268,9 @@ proptest! {
             neutraliser.push_bytes(&input[start..end], &mut out);
             let held = neutraliser.held();
             prop_assert!(held.len() <= 18, "holds {} bytes", held.len());
-            prop_assert!(input[..end].ends_with(held));
-            prop_assert!(held.is_empty() || is_partial_marker(held), "holds {:?}", held);
+            prop_assert_eq!(held, reference::partial_tail(&input[..end]));
             // Everything before the held bytes is written, and written for good.
-            let settled = reference_neutralise_bytes(&input[..end - held.len()]);
+            let settled = reference::neutralise(&input[..end - held.len()]);
             prop_assert_eq!(&out, &settled);
             start = end;
         }
@@ -365,7 +287,7 @@ proptest! {
             prop_assert!(neutraliser.held().len() <= 18);
         }
         neutraliser.finish_bytes(&mut out);
-        prop_assert_eq!(out, reference_neutralise_bytes(&input));
+        prop_assert_eq!(out, reference::neutralise(&input));
     }
 }
 
@@ -377,13 +299,13 @@ proptest! {
         name in text(),
         content in text(),
     ) {
-        let source = format!("tool:{}", reference_sanitise(&name));
+        let source = format!("tool:{}", reference::sanitise(&name));
         let block = fence(&Source::tool(&name), &content);
         let text = block.as_str();
         prop_assert_eq!(block.source().as_str(), source.as_str());
         let read = parse(text).map_err(|e| TestCaseError::fail(format!("{e}: {text:?}")))?;
         prop_assert_eq!(read.source(), source.as_str());
-        let neutralised = reference_neutralise(&content);
+        let neutralised = reference::neutralise_str(&content);
         prop_assert_eq!(read.content(), neutralised.as_str());
         prop_assert_eq!(read.content(), neutralise(&content));
         prop_assert_eq!(block.content(), neutralised.as_str());
@@ -393,15 +315,15 @@ proptest! {
         prop_assert_eq!(start + read.content().len() + "\n".len() + CLOSER.len(), text.len());
         prop_assert_eq!(fence_source_of(text), Some(source.as_str()));
         // The only live markers in the block are the fence's own opener and closer.
-        prop_assert_eq!(reference_markers(text.as_bytes()), vec![0, text.len() - CLOSER.len()]);
+        prop_assert_eq!(reference::markers(text.as_bytes()), vec![0, text.len() - CLOSER.len()]);
     }
 
     #[test]
     fn parse_reads_back_a_custom_source(kind in text(), name in text(), content in text()) {
         let source = format!(
             "{}:{}",
-            reference_sanitise(&kind).replace(':', "_"),
-            reference_sanitise(&name)
+            reference::sanitise(&kind).replace(':', "_"),
+            reference::sanitise(&name)
         );
         let Ok(custom) = Source::custom(&kind, &name) else {
             let reserved = kind.trim().to_ascii_lowercase();
@@ -411,9 +333,9 @@ proptest! {
         let block = fence(&custom, &content);
         let read = parse(block.as_str()).map_err(|e| TestCaseError::fail(e.to_string()))?;
         prop_assert_eq!(read.source(), source.as_str());
-        prop_assert_eq!(read.content(), reference_neutralise(&content));
+        prop_assert_eq!(read.content(), reference::neutralise_str(&content));
         prop_assert_eq!(
-            reference_markers(block.as_str().as_bytes()),
+            reference::markers(block.as_str().as_bytes()),
             vec![0, block.as_str().len() - CLOSER.len()]
         );
     }
@@ -444,7 +366,7 @@ proptest! {
                     closer,
                     fence_closer
                 );
-                if reference_closers(suffix.as_bytes()).is_empty() {
+                if reference::closers(suffix.as_bytes()).is_empty() {
                     // No closer of the suffix's own: it can only have ended at the fence's.
                     prop_assert_eq!(closer, fence_closer);
                     prop_assert_eq!(suffix.as_str(), "");
@@ -536,17 +458,17 @@ fn lowercase_only(input: &str) -> Cow<'_, str> {
 
 /// Broken: misses openers.
 fn closers_only(input: &str) -> Cow<'_, str> {
-    insert_where(input, |bytes, at| reference_closers(bytes).contains(&at))
+    insert_where(input, |bytes, at| reference::closers(bytes).contains(&at))
 }
 
 /// Broken: right text, but always copies.
 fn always_owned(input: &str) -> Cow<'_, str> {
-    Cow::Owned(reference_neutralise(input))
+    Cow::Owned(reference::neutralise_str(input))
 }
 
 /// Broken: escapes the `<` of each marker as `&lt;` instead of inserting the infix.
 fn escapes_lt(input: &str) -> Cow<'_, str> {
-    let markers = reference_markers(input.as_bytes());
+    let markers = reference::markers(input.as_bytes());
     if markers.is_empty() {
         return Cow::Borrowed(input);
     }
@@ -575,7 +497,7 @@ fn sees_through_the_infix(input: &str) -> Cow<'_, str> {
 
 /// Broken: neutralises only the first marker.
 fn first_only(input: &str) -> Cow<'_, str> {
-    let first = reference_markers(input.as_bytes()).first().copied();
+    let first = reference::markers(input.as_bytes()).first().copied();
     insert_where(input, |_, at| Some(at) == first)
 }
 
@@ -679,28 +601,4 @@ fn negative_control_first_marker_only_fails() {
             "grows by 20 bytes per marker",
         ]
     );
-}
-
-#[test]
-fn the_reference_agrees_with_hand_written_cases() {
-    // The reference is itself code: pin it to a few outputs written out by hand.
-    assert_eq!(
-        reference_markers(b"a</UnTrUsTeD-cOnTeNt>b<untrusted-content"),
-        [1, 22]
-    );
-    assert_eq!(
-        reference_markers(b"< /untrusted-content></untrusted-conten"),
-        [0_usize; 0]
-    );
-    assert_eq!(
-        reference_neutralise("<</untrusted-content>"),
-        "<<!MURMUR-NEUTRALISED!/untrusted-content>"
-    );
-    assert_eq!(
-        reference_sanitise("x></untrusted-content>\r\n"),
-        "x_<!MURMUR-NEUTRALISED!/untrusted-content_  "
-    );
-    assert!(is_partial_marker(b"</UNTR"));
-    assert!(!is_partial_marker(b"</untrusted-content"));
-    assert!(!is_partial_marker(b"<x"));
 }

@@ -9,39 +9,11 @@ use std::io;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
+use fence_reference as reference;
 use fence_runtime::{FenceBuffer, Source, fence, neutralise, parse};
 use proptest::collection::vec;
 use proptest::prelude::*;
 use tokio::io::AsyncWrite;
-
-const NAME: &[u8] = b"untrusted-content";
-
-/// Whether `tail` could still grow into a marker: `<`, optional `/`, then a proper prefix of
-/// the name in any ASCII casing. Written here, apart from the crate's matcher.
-fn could_begin_marker(tail: &[u8]) -> bool {
-    let Some(rest) = tail.strip_prefix(b"<") else {
-        return false;
-    };
-    let name = rest.strip_prefix(b"/").unwrap_or(rest);
-    name.len() < NAME.len() && name.eq_ignore_ascii_case(&NAME[..name.len()])
-}
-
-/// What a buffer that has been given `seen` must hold back: a character begun at the very end
-/// and not yet complete, or else the tail from the last `<` when it could still begin a marker.
-fn must_hold(seen: &[u8]) -> &[u8] {
-    if let Some(last) = seen.utf8_chunks().last() {
-        let invalid = last.invalid();
-        let incomplete =
-            matches!(std::str::from_utf8(invalid), Err(err) if err.error_len().is_none());
-        if !invalid.is_empty() && incomplete {
-            return &seen[seen.len() - invalid.len()..];
-        }
-    }
-    match seen.iter().rposition(|&byte| byte == b'<') {
-        Some(at) if could_begin_marker(&seen[at..]) => &seen[at..],
-        _ => &[],
-    }
-}
 
 /// One call into the buffer.
 #[derive(Clone, Debug)]
@@ -131,7 +103,7 @@ fn feed(calls: &[Call]) -> Result<(FenceBuffer, Vec<u8>), TestCaseError> {
     for call in calls {
         call.apply(&mut buffer);
         seen.extend_from_slice(call.bytes());
-        let held = must_hold(&seen);
+        let held = reference::buffer_held(&seen);
         prop_assert_eq!(buffer.held(), held, "after {:?}", call);
         prop_assert!(held.len() <= 18);
         let before = String::from_utf8_lossy(&seen[..seen.len() - held.len()]);
@@ -214,17 +186,6 @@ fn held_is_everything_held_back() {
     assert_eq!(buffer.content_len(), "x </untrus".len());
     buffer.push_bytes(b"\xa6\x80ted-content>");
     assert_eq!(buffer.into_block().content(), "x </untrus🦀ted-content>");
-}
-
-#[test]
-fn the_reference_for_what_must_be_held_is_not_vacuous() {
-    assert_eq!(must_hold(b"x </untrus"), b"</untrus");
-    assert_eq!(must_hold(b"x </untrus\xf0\x9f"), b"\xf0\x9f");
-    assert_eq!(must_hold(b"\xf0\x9f<"), b"<");
-    assert_eq!(must_hold(b"\xf0\x9f\xa6\x80"), b"");
-    assert_eq!(must_hold(b"\xff"), b"");
-    assert_eq!(must_hold(b"\xf0\x9f!"), b"");
-    assert_eq!(must_hold(b"</untrusted-content"), b"");
 }
 
 /// `is_truncated` reads what the writers write: the notice on a line of its own at the very end

@@ -9,33 +9,10 @@
 
 use std::io::Write;
 
+use fence_reference::{self as reference, MAX_HELD};
 use fence_runtime::{FenceWriter, Neutraliser, Source, neutralise_bytes};
 use proptest::collection::vec;
 use proptest::prelude::*;
-
-const NAME: &[u8] = b"untrusted-content";
-const MAX_HELD: usize = 18;
-
-/// Whether `tail` could still grow into a marker: `<`, optional `/`, then a proper prefix of
-/// the name in any ASCII casing. Written here, apart from the crate's matcher.
-fn could_begin_marker(tail: &[u8]) -> bool {
-    let Some(rest) = tail.strip_prefix(b"<") else {
-        return false;
-    };
-    let name = rest.strip_prefix(b"/").unwrap_or(rest);
-    name.len() < NAME.len() && name.eq_ignore_ascii_case(&NAME[..name.len()])
-}
-
-/// What a neutraliser that has seen `input[..seen]` must hold back: the input's tail from its
-/// last `<`, when that tail could still begin a marker (a marker prefix holds no other `<`).
-fn must_hold(input: &[u8], seen: usize, last_lt: Option<usize>) -> &[u8] {
-    match last_lt {
-        Some(at) if seen - at <= MAX_HELD && could_begin_marker(&input[at..seen]) => {
-            &input[at..seen]
-        }
-        _ => &[],
-    }
-}
 
 fn piece() -> impl Strategy<Value = Vec<u8>> {
     let casing = |word: &'static [u8]| {
@@ -105,25 +82,14 @@ fn push_checked(input: &[u8], chunks: &[&[u8]]) -> Result<Vec<u8>, TestCaseError
     let mut neutraliser = Neutraliser::new();
     let mut out = Vec::new();
     let mut seen = 0;
-    let mut last_lt = None;
     for chunk in chunks {
         neutraliser.push_bytes(chunk, &mut out);
-        if let Some(at) = chunk.iter().rposition(|&b| b == b'<') {
-            last_lt = Some(seen + at);
-        }
         seen += chunk.len();
         prop_assert!(neutraliser.held().len() <= MAX_HELD);
-        prop_assert_eq!(neutraliser.held(), must_hold(input, seen, last_lt));
+        prop_assert_eq!(neutraliser.held(), reference::partial_tail(&input[..seen]));
     }
     neutraliser.finish_bytes(&mut out);
     Ok(out)
-}
-
-fn fenced_bytes(source: &Source, content: &[u8]) -> Vec<u8> {
-    let mut block = format!("<untrusted-content source={source}>\n").into_bytes();
-    block.extend_from_slice(&neutralise_bytes(content));
-    block.extend_from_slice(b"\n</untrusted-content>");
-    block
 }
 
 proptest! {
@@ -137,6 +103,7 @@ proptest! {
         let chunks = chunked(&input, &sizes);
         let out = push_checked(&input, &chunks)?;
         prop_assert!(out == *neutralise_bytes(&input), "the neutraliser's output differs");
+        prop_assert!(out == reference::neutralise(&input), "the neutraliser differs from the reference");
 
         let source = Source::tool("t");
         let mut writer = FenceWriter::new(Vec::new(), &source).unwrap();
@@ -145,7 +112,7 @@ proptest! {
             prop_assert!(writer.held().len() <= MAX_HELD);
         }
         let block = writer.finish().unwrap();
-        prop_assert!(block == fenced_bytes(&source, &input), "the FenceWriter's block differs");
+        prop_assert!(block == reference::block_bytes(source.as_str(), &input), "the FenceWriter's block differs");
     }
 }
 
@@ -202,13 +169,4 @@ fn the_held_back_buffer_reaches_18_bytes_and_never_more() {
         }
     }
     assert_eq!(most, MAX_HELD);
-}
-
-#[test]
-fn the_reference_for_what_must_be_held_is_not_vacuous() {
-    assert!(could_begin_marker(b"<"));
-    assert!(could_begin_marker(b"</UNTRUSTED-conten"));
-    assert!(!could_begin_marker(b"</untrusted-content"));
-    assert!(!could_begin_marker(b"<x"));
-    assert!(!could_begin_marker(b"x<"));
 }

@@ -10,7 +10,7 @@ use TrustClass::{Trusted, Untrusted};
 
 #[test]
 fn derive_table() {
-    let table = fence_tests::trust::DERIVE;
+    let table = *fence_tests::trust::DERIVE;
     assert_eq!(table.len(), 18);
     for (origin, inherited, trust) in table {
         let provenance = TaskProvenance::derive(origin, inherited);

@@ -8,6 +8,7 @@ use std::io;
 use tokio::io::AsyncWrite;
 
 use super::fencing::{End, Fencing, FinishError, closed_error};
+use crate::marker::MAX_PARTIAL;
 use crate::source::Source;
 
 /// Why `AsyncFenceWriter::inner` is always `Some` where it is read.
@@ -48,7 +49,9 @@ const TAKEN: &str = "the inner writer is only taken by methods that consume the 
 /// once, so the buffer stays small however fast the content arrives. As with
 /// [`FenceWriter`](crate::FenceWriter), an error the inner writer returns after a write has
 /// taken its bytes comes back from the next call; nothing is dropped or repeated. A failed
-/// [`finish`](Self::finish) gives the writer back inside its [`FinishError`], to retry.
+/// [`finish`](Self::finish) gives the writer back inside its [`FinishError`], to retry. What a
+/// write sends is decided on the bytes it took, so a caller may give up on the rest of a write
+/// (a cancelled `write_all`) and write other bytes next.
 ///
 /// # Content cut short
 ///
@@ -302,7 +305,14 @@ impl<W: AsyncWrite + Unpin> AsyncWrite for AsyncFenceWriter<W> {
                         continue;
                     }
                     Poll::Pending if taken == 0 => return Poll::Pending,
-                    Poll::Pending => break,
+                    Poll::Pending => {
+                        // What went out was judged clean on the bytes after it (`</` is no
+                        // marker when `untrus<` follows), which the caller need not offer
+                        // again: take the few that decided it too, so the judgement stands.
+                        let decided = buf.len().min(taken + MAX_PARTIAL);
+                        taken += this.fencing.queue(&buf[taken..decided]);
+                        break;
+                    }
                     Poll::Ready(_) => {}
                 }
             }
