@@ -7,7 +7,8 @@
 //!   `skipped + failed <= read`; line numbers are 1-based, in order, and within the input; a
 //!   JSONL reader reads one unit per line (a leading byte-order mark and one final newline
 //!   aside);
-//! - `SseReader` fed one byte at a time, or in chunks, reports exactly what `read_sse` does;
+//! - `SseReader` fed one byte at a time, or in chunks, reports exactly what `read_sse` does,
+//!   and `RecordReader` and `TraceReader` in chunks what `read_record` and `read_trace` do;
 //! - a line of text wrapped as one `artifact` event reads as `read_frame` reads it, or fails
 //!   with its error.
 //!
@@ -31,9 +32,10 @@ use std::borrow::Cow;
 
 use fence_runtime::surfaces::{
     ArtifactFrame, CallMeta, EventMeta, Finding, FindingKind, Label, LineError, Located,
-    MarkerKind, ParsedEvent, Part, RecordLine, Report, SseEncoder, SseReader, Surface,
-    ToolCallEvent, VerifyContext, read_frame, read_record, read_sse, read_trace, verify_frame,
-    verify_record, verify_stream, verify_trace,
+    MarkerKind, ParsedEvent, Part, RecordLine, RecordReader, RecordReport, Report, SseEncoder,
+    SseReader, StreamReport, Surface, ToolCallEvent, TraceReader, TraceReport, VerifyContext,
+    read_frame, read_record, read_sse, read_trace, verify_frame, verify_record, verify_stream,
+    verify_trace,
 };
 use fence_runtime::{ModelContent, Source, SourceKind, ToolOutput, fence, parse};
 use fence_runtime_fuzz::{self as reference, CLOSER};
@@ -51,16 +53,36 @@ fn readers(data: &[u8]) {
     // SSE: one shot, byte by byte, and in chunks the input's length chooses.
     let stream = read_sse(data);
     counts_add_up(&stream, lines);
-    let mut bytewise = SseReader::new();
+    let mut bytewise = StreamReport::default();
+    let mut reader = SseReader::new();
     for byte in data {
-        bytewise.push(std::slice::from_ref(byte));
+        reader.push(std::slice::from_ref(byte), |unit| bytewise.add(unit));
     }
-    assert_eq!(bytewise.finish(), stream, "SSE read byte by byte");
-    let mut chunked = SseReader::new();
+    reader.finish(|unit| bytewise.add(unit));
+    assert_eq!(bytewise, stream, "SSE read byte by byte");
+    let mut chunked = StreamReport::default();
+    let mut reader = SseReader::new();
     for chunk in data.chunks(data.len() % 13 + 1) {
-        chunked.push(chunk);
+        reader.push(chunk, |unit| chunked.add(unit));
     }
-    assert_eq!(chunked.finish(), stream, "SSE read in chunks");
+    reader.finish(|unit| chunked.add(unit));
+    assert_eq!(chunked, stream, "SSE read in chunks");
+
+    // The JSONL readers in the same chunks.
+    let mut chunked = RecordReport::default();
+    let mut reader = RecordReader::new();
+    for chunk in data.chunks(data.len() % 13 + 1) {
+        reader.push(chunk, |unit| chunked.add(unit));
+    }
+    reader.finish(|unit| chunked.add(unit));
+    assert_eq!(chunked, read_record(data), "record read in chunks");
+    let mut chunked = TraceReport::default();
+    let mut reader = TraceReader::new();
+    for chunk in data.chunks(data.len() % 7 + 1) {
+        reader.push(chunk, |unit| chunked.add(unit));
+    }
+    reader.finish(|unit| chunked.add(unit));
+    assert_eq!(chunked, read_trace(data), "trace read in chunks");
 
     let record = read_record(data);
     counts_add_up(&record, lines);
@@ -155,12 +177,18 @@ fn readers(data: &[u8]) {
             match finding.location.part {
                 None => consistent(&finding.kind, &line.text(), Some(&line.fence)),
                 Some(index) => {
-                    let part = line.content.get(index).expect("a part finding points at a part");
+                    let part = line
+                        .content
+                        .get(index)
+                        .expect("a part finding points at a part");
                     match (&finding.kind, part) {
                         (FindingKind::UnreadablePart { path, .. }, Part::Other(_)) => {
                             assert_eq!(path, &format!("content[{index}]"));
                         }
-                        (FindingKind::UnreadablePart { path, .. }, Part::ToolResult { content, .. }) => {
+                        (
+                            FindingKind::UnreadablePart { path, .. },
+                            Part::ToolResult { content, .. },
+                        ) => {
                             let nested = path
                                 .strip_prefix(&format!("content[{index}].content["))
                                 .and_then(|rest| rest.strip_suffix(']'))
@@ -346,12 +374,24 @@ fn consistent(kind: &FindingKind, text: &str, label: Option<&Label>) {
             assert_eq!(block.map(|block| block.source()), Ok(markers.as_str()));
             assert!(!matches!(SourceKind::of(markers), SourceKind::Unknown(_)));
         }
-        FindingKind::NotAHookArtifact { exit_code, is_error } => {
+        FindingKind::NotAHookArtifact {
+            exit_code,
+            is_error,
+        } => {
             assert!(exit_code.is_some() || *is_error != Some(false));
         }
         FindingKind::UnknownRole { role } => {
-            assert!(!["user", "assistant", "tool", "function", "system", "developer"]
-                .contains(&role.as_str()));
+            assert!(
+                ![
+                    "user",
+                    "assistant",
+                    "tool",
+                    "function",
+                    "system",
+                    "developer"
+                ]
+                .contains(&role.as_str())
+            );
         }
         FindingKind::UnreadableUnit { .. }
         | FindingKind::UnreadablePart { .. }
@@ -409,7 +449,9 @@ fn writers(tool_name: &str, content: &str) {
     let context = VerifyContext::new().with_skills(["triage"]);
     let mut encoder = SseEncoder::new();
     let capture = encoder.encode(&ArtifactFrame::hook_artifact("tsk_1", tool_name, &hook))
-        + &encoder.encode(&ArtifactFrame::skill_result("tsk_1", "triage", &doc, "c2", 1));
+        + &encoder.encode(&ArtifactFrame::skill_result(
+            "tsk_1", "triage", &doc, "c2", 1,
+        ));
     assert_eq!(
         verify_stream(&read_sse(capture.as_bytes()), &context),
         [],
@@ -417,7 +459,10 @@ fn writers(tool_name: &str, content: &str) {
     );
     let line = RecordLine::skill_result("c2", &doc).to_json();
     assert_eq!(
-        verify_record(&read_record(line.as_bytes()), &context.with_call("c2", "triage")),
+        verify_record(
+            &read_record(line.as_bytes()),
+            &context.with_call("c2", "triage")
+        ),
         [],
         "own skill line"
     );
