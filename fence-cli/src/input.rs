@@ -67,9 +67,9 @@ impl Input {
     /// The whole input.
     pub(crate) fn read_all(mut self) -> Result<Vec<u8>, Failure> {
         let mut bytes = Vec::new();
-        self.reader
-            .read_to_end(&mut bytes)
-            .map_err(|error| Failure::trouble(format_args!("cannot read {}: {error}", self.name)))?;
+        self.reader.read_to_end(&mut bytes).map_err(|error| {
+            Failure::trouble(format_args!("cannot read {}: {error}", self.name))
+        })?;
         Ok(bytes)
     }
 }
@@ -97,5 +97,8 @@ pub(crate) fn cannot_read(path: &Path, error: &io::Error) -> Failure {
         io::ErrorKind::PermissionDenied => "; check its permissions",
         _ => "",
     };
-    Failure::trouble(format_args!("cannot read {}: {error}{hint}", path.display()))
+    Failure::trouble(format_args!(
+        "cannot read {}: {error}{hint}",
+        path.display()
+    ))
 }

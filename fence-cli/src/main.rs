@@ -25,11 +25,18 @@ use crate::exit::Status;
 /// Fence untrusted text before a model reads it, read a block back, and audit what an agent
 /// runtime handed its model.
 #[derive(Debug, Parser)]
-#[command(name = "fence", version, propagate_version = true, max_term_width = 100)]
-#[command(after_help = "Exit status: 0 done and sound; 1 the input is at fault (a malformed \
-    block, audit findings); 2 the job could not be done (unreadable input, a bad argument).")]
+#[command(
+    name = "fence",
+    version,
+    propagate_version = true,
+    max_term_width = 100
+)]
+#[command(
+    after_help = "Exit status: 0 done and sound; 1 the input is at fault (a malformed \
+    block, audit findings); 2 the job could not be done (unreadable input, a bad argument)."
+)]
 struct Cli {
-    /// When to colour the output: `auto` colours a terminal, unless NO_COLOR is set.
+    /// When to colour the output: `auto` colours a terminal, unless `NO_COLOR` is set.
     #[arg(long, global = true, value_enum, default_value_t = style::ColorWhen::Auto)]
     color: style::ColorWhen,
 
@@ -64,7 +71,7 @@ impl Command {
             Command::Audit(args) => audit::run(&args),
             Command::Demo(args) => demo::run(&args),
         };
-        result.unwrap_or_else(|failure| failure.report())
+        result.unwrap_or_else(exit::Failure::report)
     }
 }
 

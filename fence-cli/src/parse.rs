@@ -181,7 +181,9 @@ fn line_column(before: &[u8]) -> (usize, usize) {
         .iter()
         .rposition(|&b| b == b'\n')
         .map_or(0, |at| at + 1);
-    let line = 1 + before.iter().filter(|&&b| b == b'\n').count();
-    let column = 1 + String::from_utf8_lossy(&before[line_start..]).chars().count();
+    let line = before.split(|&b| b == b'\n').count();
+    let column = 1 + String::from_utf8_lossy(&before[line_start..])
+        .chars()
+        .count();
     (line, column)
 }

@@ -4,11 +4,17 @@
 use anstyle::{AnsiColor, Color, Style};
 
 /// An error's label.
-pub(crate) const ERROR: Style = Style::new().bold().fg_color(Some(Color::Ansi(AnsiColor::Red)));
+pub(crate) const ERROR: Style = Style::new()
+    .bold()
+    .fg_color(Some(Color::Ansi(AnsiColor::Red)));
 /// A note's label, and a finding that is not an error.
-pub(crate) const NOTE: Style = Style::new().bold().fg_color(Some(Color::Ansi(AnsiColor::Yellow)));
+pub(crate) const NOTE: Style = Style::new()
+    .bold()
+    .fg_color(Some(Color::Ansi(AnsiColor::Yellow)));
 /// A clean result.
-pub(crate) const GOOD: Style = Style::new().bold().fg_color(Some(Color::Ansi(AnsiColor::Green)));
+pub(crate) const GOOD: Style = Style::new()
+    .bold()
+    .fg_color(Some(Color::Ansi(AnsiColor::Green)));
 /// A file name and line, as compilers print them.
 pub(crate) const PLACE: Style = Style::new().bold();
 /// A heading.
@@ -16,7 +22,9 @@ pub(crate) const HEADING: Style = Style::new().bold().underline();
 /// Less important text.
 pub(crate) const DIM: Style = Style::new().dimmed();
 /// A fence's own opening and closing markers.
-pub(crate) const FENCE: Style = Style::new().bold().fg_color(Some(Color::Ansi(AnsiColor::Cyan)));
+pub(crate) const FENCE: Style = Style::new()
+    .bold()
+    .fg_color(Some(Color::Ansi(AnsiColor::Cyan)));
 /// A marker the content forged, now neutralised.
 pub(crate) const NEUTRALISED: Style = Style::new()
     .bold()

@@ -264,7 +264,7 @@ proptest! {
         let naive: Vec<_> = text
             .char_indices()
             .filter_map(|(at, _)| {
-                let rest = text[at..].as_bytes();
+                let rest = &text.as_bytes()[at..];
                 let name = b"untrusted-content";
                 let starts = |offset: usize| {
                     rest.len() >= offset + name.len()

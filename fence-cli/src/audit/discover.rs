@@ -130,9 +130,7 @@ fn walk(dir: &Path, found: &mut Discovery) {
             Ok(entry) => entry,
             Err(error) => {
                 let path = error.path().unwrap_or(dir).to_path_buf();
-                let message = error
-                    .io_error()
-                    .map_or_else(|| error.to_string(), cannot);
+                let message = error.io_error().map_or_else(|| error.to_string(), cannot);
                 found.problem(&path, message);
                 continue;
             }
@@ -168,7 +166,10 @@ const SNIFF: usize = 64 * 1024;
 
 /// The surface `path` holds: by its name, else by its first line that is not blank.
 fn recognise(path: &Path) -> io::Result<Option<Kind>> {
-    let name = path.file_name().and_then(|name| name.to_str()).unwrap_or("");
+    let name = path
+        .file_name()
+        .and_then(|name| name.to_str())
+        .unwrap_or("");
     if name == "conversation.jsonl" {
         return Ok(Some(Kind::Record));
     }
@@ -242,8 +243,14 @@ mod tests {
     fn a_file_is_recognised_by_its_first_line_that_is_not_blank() {
         assert_eq!(sniff(b"\n:heartbeat\n\n"), Some(Kind::Stream));
         assert_eq!(sniff(b"event: artifact\ndata: {}\n"), Some(Kind::Stream));
-        assert_eq!(sniff(b"\xEF\xBB\xBF{\"type\":\"murmur.record\"}\n"), Some(Kind::Record));
-        assert_eq!(sniff(b"  {\"id\":1,\"role\":\"user\"}\r\n"), Some(Kind::Record));
+        assert_eq!(
+            sniff(b"\xEF\xBB\xBF{\"type\":\"murmur.record\"}\n"),
+            Some(Kind::Record)
+        );
+        assert_eq!(
+            sniff(b"  {\"id\":1,\"role\":\"user\"}\r\n"),
+            Some(Kind::Record)
+        );
         assert_eq!(sniff(b"{\"event_type\":\"turn_end\"}"), Some(Kind::Trace));
         assert_eq!(sniff(b"{\"role\":1}\n"), None);
         assert_eq!(sniff(b"{\"skills\":[]}\n"), None);

@@ -7,7 +7,7 @@ mod verify;
 use std::path::{Path, PathBuf};
 
 use fence_runtime::surfaces::VerifyContext;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::exit::{Failure, Status};
 
@@ -51,12 +51,12 @@ pub(crate) struct Args {
 }
 
 /// The declarations an audit is told about, from `--manifest`.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Manifest {
     #[serde(default)]
     pub(crate) skills: Vec<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) tools: Option<Vec<String>>,
 }
 

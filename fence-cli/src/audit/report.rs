@@ -1,6 +1,7 @@
 //! What an audit prints: each finding as it is made, then a summary; as text or as JSON lines.
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::io::Write;
 use std::path::Path;
 
@@ -174,10 +175,10 @@ impl<'o> Reporter<'o> {
             Format::Text => {
                 let mut detail = String::new();
                 if let Some(id) = &location.frame_id {
-                    detail.push_str(&format!("frame id {id}: "));
+                    let _ = write!(detail, "frame id {id}: ");
                 }
                 if let Some(part) = location.part {
-                    detail.push_str(&format!("content[{part}]: "));
+                    let _ = write!(detail, "content[{part}]: ");
                 }
                 detail.push_str(&finding.kind.to_string());
                 let label = if finding.is_error() {
@@ -252,7 +253,12 @@ impl<'o> Reporter<'o> {
         Ok(status)
     }
 
-    fn text_summary(&mut self, found: &Discovery, units: Tally, status: Status) -> Result<(), Failure> {
+    fn text_summary(
+        &mut self,
+        found: &Discovery,
+        units: Tally,
+        status: Status,
+    ) -> Result<(), Failure> {
         let (heading, dim) = (style::HEADING, style::DIM);
         let mut text = format!(
             "\n{heading}summary{heading:#}\n{} read: {} units, {} skipped, {} failed to parse\n",
@@ -268,46 +274,63 @@ impl<'o> Reporter<'o> {
                 Some(false) => ", unlabelled (read from its markers)",
                 None => "",
             };
-            text.push_str(&format!(
-                "  {:width$}  {dim}{}{labelled}: {} {} read, {} skipped, {} failed{dim:#}\n",
+            let _ = writeln!(
+                text,
+                "  {:width$}  {dim}{}{labelled}: {} {} read, {} skipped, {} failed{dim:#}",
                 file.file,
                 file.surface,
                 file.units.read,
                 file.unit,
                 file.units.skipped,
                 file.units.failed,
-            ));
+            );
         }
         if found.passed_over > 0 {
-            text.push_str(&format!(
-                "  {dim}{} in the directories walked passed over: no surface{dim:#}\n",
+            let _ = writeln!(
+                text,
+                "  {dim}{} in the directories walked passed over: no surface{dim:#}",
                 plural(found.passed_over, "other file")
-            ));
+            );
         }
         if self.by_kind.is_empty() {
             text.push_str("findings: none\n");
         } else {
-            text.push_str(&format!(
-                "findings: {} ({}, {})\n",
+            let _ = writeln!(
+                text,
+                "findings: {} ({}, {})",
                 self.errors + self.notes,
                 plural(self.errors, "error"),
                 plural(self.notes, "note")
-            ));
-            let width = self.by_kind.keys().map(|kind| kind.len()).max().unwrap_or(0);
+            );
+            let width = self
+                .by_kind
+                .keys()
+                .map(|kind| kind.len())
+                .max()
+                .unwrap_or(0);
             for (kind, count) in &self.by_kind {
-                text.push_str(&format!("  {kind:width$}  {count}\n"));
+                let _ = writeln!(text, "  {kind:width$}  {count}");
             }
         }
         let (good, bad) = (style::GOOD, style::ERROR);
-        text.push_str(&match status {
+        let verdict = match status {
             Status::Clean => format!("{good}clean{good:#}: every unit verified"),
             Status::Findings => format!("{bad}findings{bad:#}: exit status 1"),
-            Status::Trouble => format!(
-                "{bad}input that could not be read{bad:#}: {} and {}; exit status 2",
-                plural(self.problems, "path"),
-                plural(self.unreadable, "unreadable unit")
-            ),
-        });
+            Status::Trouble => {
+                let mut what = Vec::new();
+                if self.problems > 0 {
+                    what.push(plural(self.problems, "path"));
+                }
+                if self.unreadable > 0 {
+                    what.push(plural(self.unreadable, "unreadable unit"));
+                }
+                format!(
+                    "{bad}input that could not be read{bad:#}: {}; exit status 2",
+                    what.join(" and ")
+                )
+            }
+        };
+        text.push_str(&verdict);
         self.text(&text)
     }
 

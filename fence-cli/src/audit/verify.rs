@@ -58,7 +58,10 @@ pub(super) fn verify(
             verifiers.push((target, read.map(|()| Verifier::Record(verifier))));
         }
         for target in targets.iter().filter(|target| target.kind == Kind::Trace) {
-            verifiers.push((target, Ok(Verifier::Trace(TraceVerifier::new(workdir.clone())))));
+            verifiers.push((
+                target,
+                Ok(Verifier::Trace(TraceVerifier::new(workdir.clone()))),
+            ));
         }
         // The second pass, in the order the files were found.
         for target in targets {

@@ -657,7 +657,7 @@ impl RecordReader {
     /// ```
     pub fn push(&mut self, chunk: &[u8], mut on_unit: impl FnMut(Unit<ParsedMessage>)) {
         self.lines.push(chunk, |number, line| {
-            on_unit(jsonl_unit(number, line, record_line))
+            on_unit(jsonl_unit(number, line, record_line));
         });
     }
 

@@ -647,7 +647,7 @@ impl TraceReader {
     /// ```
     pub fn push(&mut self, chunk: &[u8], mut on_unit: impl FnMut(Unit<ParsedEvent>)) {
         self.lines.push(chunk, |number, line| {
-            on_unit(jsonl_unit(number, line, trace_line))
+            on_unit(jsonl_unit(number, line, trace_line));
         });
     }
 
