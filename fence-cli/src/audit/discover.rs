@@ -263,7 +263,8 @@ mod tests {
         let mut long = b"{\"role\":\"tool\",\"content\":\"".to_vec();
         long.resize(SNIFF, b'x');
         assert_eq!(sniff(&long), Some(Kind::Record));
-        long[2..12].copy_from_slice(b"event_type");
+        let mut long = b"{ \"event_type\":\"tool_call\",\"output\":\"".to_vec();
+        long.resize(SNIFF, b'x');
         assert_eq!(sniff(&long), Some(Kind::Trace));
         // A short file cut short is not one.
         assert_eq!(sniff(b"{\"role\":\"tool\",\"content\":\"xx"), None);
