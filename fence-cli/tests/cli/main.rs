@@ -5,6 +5,7 @@
 mod audit;
 mod common;
 mod demo;
+mod languages;
 mod memory;
 mod parse;
 mod wrap;
