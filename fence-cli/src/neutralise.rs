@@ -37,18 +37,21 @@ pub(crate) fn run(args: &Args) -> Result<Status, Failure> {
 pub(crate) fn stream<W: Write>(input: &mut Input, mut out: W) -> Result<Status, Failure> {
     let mut neutraliser = Neutraliser::new();
     let mut buffer = Vec::with_capacity(CHUNK + CHUNK / 8);
-    input
-        .for_each_chunk(|chunk| {
-            buffer.clear();
-            neutraliser.push_bytes(chunk, &mut buffer);
-            out.write_all(&buffer)
-                .map_err(|error| Failure::output(&error))
-        })
-        .map_err(ReadFailed::into_failure)?;
+    let read = input.for_each_chunk(|chunk| {
+        buffer.clear();
+        neutraliser.push_bytes(chunk, &mut buffer);
+        out.write_all(&buffer)
+            .map_err(|error| Failure::output(&error))
+    });
+    if let Err(ReadFailed::Each(failure)) = read {
+        return Err(failure);
+    }
+    // Input cut short by a read error still ends with the bytes held back: nothing read is lost.
     buffer.clear();
     neutraliser.finish_bytes(&mut buffer);
     out.write_all(&buffer)
         .and_then(|()| out.flush())
         .map_err(|error| Failure::output(&error))?;
+    read.map_err(ReadFailed::into_failure)?;
     Ok(Status::Clean)
 }

@@ -49,7 +49,7 @@ struct Broken {
 }
 
 pub(crate) fn run(args: &Args) -> Result<Status, Failure> {
-    Input::hint_if_terminal(args.file.as_deref(), args.json);
+    Input::hint_if_terminal(args.file.as_deref(), false);
     let bytes = Input::open(args.file.as_deref())?.read_all()?;
     let text = match std::str::from_utf8(&bytes) {
         Ok(text) => text,

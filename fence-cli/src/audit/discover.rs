@@ -125,7 +125,8 @@ pub(crate) fn discover(paths: &[PathBuf]) -> Discovery {
 
 fn walk(dir: &Path, found: &mut Discovery) {
     let before = found.targets().count();
-    for entry in WalkDir::new(dir).sort_by_file_name() {
+    // Links are followed, as `ls -L` and `grep -r` users expect of a workdir; a loop is an error.
+    for entry in WalkDir::new(dir).follow_links(true).sort_by_file_name() {
         let entry = match entry {
             Ok(entry) => entry,
             Err(error) => {

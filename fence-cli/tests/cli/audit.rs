@@ -415,3 +415,21 @@ fn a_real_terminal_is_coloured_unless_no_color_is_set() {
     assert!(plain.contains("label-mismatch"), "{plain}");
     assert!(!has_colour(&plain), "{plain}");
 }
+
+#[cfg(unix)]
+#[test]
+fn a_walk_follows_links_to_surfaces() {
+    let dir = tempfile::tempdir().unwrap();
+    let linked = dir.path().join("linked");
+    std::fs::create_dir(&linked).unwrap();
+    std::os::unix::fs::symlink(workdir().join("trace.jsonl"), linked.join("trace.jsonl")).unwrap();
+    let output = run(&["audit", linked.to_str().unwrap()], b"");
+    assert_eq!(
+        findings(&stdout(&output)),
+        expected(&[
+            ("trace.jsonl", 4, "output-bytes-mismatch"),
+            ("trace.jsonl", 5, "live-marker-in-block"),
+            ("trace.jsonl", 9, "unknown-status"),
+        ])
+    );
+}

@@ -179,3 +179,18 @@ fn neutralise_streams_the_rewrite_alone_and_passes_other_bytes_through() {
     let tail = run(&["neutralise"], b"tail </untrusted-conten");
     assert_eq!(tail.stdout, b"tail </untrusted-conten");
 }
+
+#[test]
+fn neutralise_of_input_that_cannot_be_read_fails_with_status_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = run(&["neutralise", dir.path().to_str().unwrap()], b"");
+    if cfg!(unix) {
+        assert_eq!(code(&output), 2);
+        assert!(
+            stderr(&output).contains("cannot read"),
+            "{}",
+            stderr(&output)
+        );
+    }
+    assert_eq!(code(&run(&["neutralise", "/no/such/file"], b"")), 2);
+}
