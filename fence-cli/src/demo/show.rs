@@ -116,8 +116,9 @@ fn body(out: &mut dyn Write, content: &ModelContent) -> io::Result<()> {
         let note = style::NOTE;
         writeln!(
             out,
-            "{note}↳ {count} forged marker{} neutralised: they no longer open or close a fence{note:#}",
-            if count == 1 { "" } else { "s" }
+            "{note}↳ {count} marker{} the text spelled, neutralised: {} open or close a fence{note:#}",
+            if count == 1 { "" } else { "s" },
+            if count == 1 { "it cannot" } else { "none can" }
         )?;
     }
     Ok(())
