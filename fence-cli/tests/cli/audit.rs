@@ -439,7 +439,7 @@ fn a_walk_follows_links_to_surfaces() {
 fn a_large_audit_on_a_terminal_shows_a_progress_bar_and_a_small_one_does_not() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("conversation.jsonl");
-    let reply = ModelContent::model_text(&"All good. ".repeat(200));
+    let reply = ModelContent::model_text("All good. ".repeat(200));
     let line = RecordLine::assistant(&reply).to_json() + "\n";
     // Two passes over 17 MiB: past the 32 MiB the bar waits for.
     std::fs::write(&path, line.repeat(17 * 1024 * 1024 / line.len() + 1)).unwrap();
