@@ -134,7 +134,7 @@ pub fn verify_trace(trace: &TraceReport, context: &VerifyContext) -> Vec<Finding
 }
 
 /// Verifies an artifact stream frame by frame, in memory bounded by the largest frame: for a
-/// stream read with an [`SseReader`] rather than collected.
+/// stream read with an [`SseReader`](super::SseReader) rather than collected.
 ///
 /// Whether the stream labels its frames is a fact about the whole stream (see
 /// [`verify_stream`]), so verifying takes two passes: [`learn`](Self::learn) from every frame,
