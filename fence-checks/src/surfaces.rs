@@ -35,9 +35,10 @@ use std::collections::BTreeMap;
 use fence_reference::{self as reference, CLOSER};
 use fence_runtime::surfaces::{
     ArtifactFrame, CallMeta, EventMeta, Finding, FindingKind, Label, LineError, Located,
-    MarkerKind, ParsedEvent, ParsedFrame, Part, RecordLine, RecordReport, Report, SseEncoder,
-    SseReader, StreamReport, Surface, ToolCallEvent, TraceReport, VerifyContext, read_frame,
-    read_record, read_sse, read_trace, verify_frame, verify_record, verify_stream, verify_trace,
+    MarkerKind, ParsedEvent, ParsedFrame, Part, RecordLine, RecordReader, RecordReport, Report,
+    SseEncoder, SseReader, StreamReport, Surface, ToolCallEvent, TraceReader, TraceReport,
+    VerifyContext, read_frame, read_record, read_sse, read_trace, verify_frame, verify_record,
+    verify_stream, verify_trace,
 };
 use fence_runtime::{ModelContent, Source, SourceKind, ToolOutput, fence, parse};
 
@@ -65,16 +66,36 @@ fn readers(data: &[u8]) {
     // SSE: one shot, byte by byte, and in chunks the input's length chooses.
     let stream = read_sse(data);
     counts_add_up(&stream, lines);
-    let mut bytewise = SseReader::new();
+    let mut bytewise = StreamReport::default();
+    let mut reader = SseReader::new();
     for byte in data {
-        bytewise.push(std::slice::from_ref(byte));
+        reader.push(std::slice::from_ref(byte), |unit| bytewise.add(unit));
     }
-    assert_eq!(bytewise.finish(), stream, "SSE read byte by byte");
-    let mut chunked = SseReader::new();
+    reader.finish(|unit| bytewise.add(unit));
+    assert_eq!(bytewise, stream, "SSE read byte by byte");
+    let mut chunked = StreamReport::default();
+    let mut reader = SseReader::new();
     for chunk in data.chunks(data.len() % 13 + 1) {
-        chunked.push(chunk);
+        reader.push(chunk, |unit| chunked.add(unit));
     }
-    assert_eq!(chunked.finish(), stream, "SSE read in chunks");
+    reader.finish(|unit| chunked.add(unit));
+    assert_eq!(chunked, stream, "SSE read in chunks");
+
+    // The JSONL readers in the same chunks.
+    let mut chunked = RecordReport::default();
+    let mut reader = RecordReader::new();
+    for chunk in data.chunks(data.len() % 13 + 1) {
+        reader.push(chunk, |unit| chunked.add(unit));
+    }
+    reader.finish(|unit| chunked.add(unit));
+    assert_eq!(chunked, read_record(data), "record read in chunks");
+    let mut chunked = TraceReport::default();
+    let mut reader = TraceReader::new();
+    for chunk in data.chunks(data.len() % 7 + 1) {
+        reader.push(chunk, |unit| chunked.add(unit));
+    }
+    reader.finish(|unit| chunked.add(unit));
+    assert_eq!(chunked, read_trace(data), "trace read in chunks");
 
     let record = read_record(data);
     counts_add_up(&record, lines);

@@ -11,8 +11,8 @@ use std::fmt::Write as _;
 
 use fence_runtime::surfaces::{
     ArtifactFrame, CallMeta, EventMeta, Finding, FindingKind, Label, RecordLine, Report,
-    SseEncoder, SseReader, ToolCallEvent, VerifyContext, read_frame, read_record, read_sse,
-    read_trace, verify_frame, verify_record, verify_stream, verify_trace,
+    SseEncoder, SseReader, StreamReport, ToolCallEvent, VerifyContext, read_frame, read_record,
+    read_sse, read_trace, verify_frame, verify_record, verify_stream, verify_trace,
 };
 use fence_runtime::{Source, ToolOutput, fence};
 use proptest::prelude::*;
@@ -290,14 +290,16 @@ proptest! {
         check_report(&whole, None);
         let mut cuts: Vec<usize> = cuts.iter().map(|cut| cut.index(stream.len() + 1)).collect();
         cuts.sort_unstable();
+        let mut report = StreamReport::default();
         let mut reader = SseReader::new();
         let mut from = 0;
         for cut in cuts {
-            reader.push(&stream[from..cut]);
+            reader.push(&stream[from..cut], |unit| report.add(unit));
             from = cut;
         }
-        reader.push(&stream[from..]);
-        prop_assert_eq!(reader.finish(), whole);
+        reader.push(&stream[from..], |unit| report.add(unit));
+        reader.finish(|unit| report.add(unit));
+        prop_assert_eq!(report, whole);
     }
 
     #[test]

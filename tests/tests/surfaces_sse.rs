@@ -92,6 +92,7 @@ fn a_capture_written_by_the_encoder_reads_back_frame_for_frame() {
 
     // Read again from the file in small chunks, as a client reads a response body.
     let mut file = File::open(&path).unwrap();
+    let mut report = StreamReport::default();
     let mut reader = SseReader::new();
     let mut buffer = [0_u8; 7];
     loop {
@@ -99,9 +100,10 @@ fn a_capture_written_by_the_encoder_reads_back_frame_for_frame() {
         if n == 0 {
             break;
         }
-        reader.push(&buffer[..n]);
+        reader.push(&buffer[..n], |unit| report.add(unit));
     }
-    assert_eq!(reader.finish(), whole);
+    reader.finish(|unit| report.add(unit));
+    assert_eq!(report, whole);
 }
 
 fn frame_data(content: &str) -> String {
@@ -232,11 +234,13 @@ fn crlf_split_across_chunks_is_one_line_ending() {
     let stream = format!("event: artifact\r\ndata: {}\r\n\r\n", frame_data("x"));
     let whole = read_sse(stream.as_bytes());
     for split in 0..=stream.len() {
+        let mut report = StreamReport::default();
         let mut reader = SseReader::new();
-        reader.push(&stream.as_bytes()[..split]);
-        reader.push(b"");
-        reader.push(&stream.as_bytes()[split..]);
-        assert_eq!(reader.finish(), whole, "split at {split}");
+        reader.push(&stream.as_bytes()[..split], |unit| report.add(unit));
+        reader.push(b"", |unit| report.add(unit));
+        reader.push(&stream.as_bytes()[split..], |unit| report.add(unit));
+        reader.finish(|unit| report.add(unit));
+        assert_eq!(report, whole, "split at {split}");
     }
 }
 

@@ -4,7 +4,7 @@
 use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::string::String;
 
-use super::artifact::ParsedArtifact;
+use super::artifact::{ParsedArtifact, ParsedFrame};
 use super::record::{ParsedMessage, Part, RecordReport};
 use super::sse::StreamReport;
 use super::trace::ParsedToolCall;
@@ -176,7 +176,8 @@ impl VerifyContext {
         self
     }
 
-    /// Learns which tool or skill each call went to from an artifact stream's frames.
+    /// Learns which tool or skill each call went to from an artifact stream's frames: what
+    /// [`learn_call_from_frame`](Self::learn_call_from_frame) learns from each.
     ///
     /// ```
     /// use fence_runtime::surfaces::{read_sse, VerifyContext};
@@ -188,15 +189,33 @@ impl VerifyContext {
     /// ```
     pub fn learn_calls_from_stream(&mut self, stream: &StreamReport) {
         for item in &stream.items {
-            let artifact = &item.value.frame.artifact;
-            if let (Some(id), Some(name)) = (artifact.tool_call_id.value(), &artifact.tool_name) {
-                self.calls.insert(id.clone(), name.clone());
-            }
+            self.learn_call_from_frame(&item.value.frame);
+        }
+    }
+
+    /// Learns which tool or skill a frame's call went to: its `tool_call_id` and `tool_name`,
+    /// when it has both. For a stream read frame by frame ([`SseReader`](super::SseReader)),
+    /// so that a record written by the same runtime can then be classified.
+    ///
+    /// ```
+    /// use fence_runtime::surfaces::{read_frame, VerifyContext};
+    ///
+    /// let frame = read_frame(r#"{"artifact":{"tool_name":"triage","content":"","tool_call_id":"c2"}}"#)?;
+    /// let mut context = VerifyContext::new();
+    /// context.learn_call_from_frame(&frame);
+    /// assert_eq!(context.call_name("c2"), Some("triage"));
+    /// # Ok::<(), fence_runtime::surfaces::ReadError>(())
+    /// ```
+    pub fn learn_call_from_frame(&mut self, frame: &ParsedFrame) {
+        let artifact = &frame.artifact;
+        if let (Some(id), Some(name)) = (artifact.tool_call_id.value(), &artifact.tool_name) {
+            self.calls.insert(id.clone(), name.clone());
         }
     }
 
     /// Learns which tool or skill each call went to from a record's call parts (`tool_use`,
-    /// `function_call`). [`verify_record`](super::verify_record) does this by itself.
+    /// `function_call`): what [`learn_calls_from_message`](Self::learn_calls_from_message)
+    /// learns from each line. [`verify_record`](super::verify_record) does this by itself.
     ///
     /// ```
     /// use fence_runtime::surfaces::{read_record, VerifyContext};
@@ -207,7 +226,25 @@ impl VerifyContext {
     /// assert_eq!(context.call_name("c1"), Some("triage"));
     /// ```
     pub fn learn_calls_from_record(&mut self, record: &RecordReport) {
-        for part in record.items.iter().flat_map(|line| &line.value.content) {
+        for line in &record.items {
+            self.learn_calls_from_message(&line.value);
+        }
+    }
+
+    /// Learns which tool or skill each call part of one record line (`tool_use`,
+    /// `function_call`) went to. [`RecordVerifier::learn`](super::RecordVerifier::learn) does
+    /// this by itself.
+    ///
+    /// ```
+    /// use fence_runtime::surfaces::{read_record, VerifyContext};
+    ///
+    /// let record = read_record(br#"{"role":"assistant","content":[{"type":"function_call","call_id":"c3","name":"bash","arguments":"{}"}]}"#);
+    /// let mut context = VerifyContext::new();
+    /// context.learn_calls_from_message(&record.items[0].value);
+    /// assert_eq!(context.call_name("c3"), Some("bash"));
+    /// ```
+    pub fn learn_calls_from_message(&mut self, message: &ParsedMessage) {
+        for part in &message.content {
             if let Part::ToolUse { id, name } = part {
                 self.calls.insert(id.clone(), name.clone());
             }

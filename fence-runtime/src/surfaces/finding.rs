@@ -362,7 +362,7 @@ impl fmt::Display for FindingKind {
                 "labelled `{label}` but the content is not a valid block: {error}"
             ),
             FindingKind::FenceWithoutLabel { label, markers } => {
-                write!(f, "content fenced under `{markers}` has a {label} label")
+                write!(f, "content fenced under `{markers}` has its label {label}")
             }
             FindingKind::LiveMarkerInBlock { offset, marker } => write!(
                 f,

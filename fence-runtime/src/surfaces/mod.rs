@@ -46,11 +46,17 @@
 //!
 //! # Reading
 //!
-//! [`read_sse`] (or the incremental [`SseReader`]), [`read_frame`], [`read_record`] and
-//! [`read_trace`] read into owned, tolerant types: unknown keys are ignored, and an absent label
-//! is told apart from a `null` one ([`Label`]). Reading never panics and never stops early: a
-//! malformed line becomes a [`LineError`] carrying its 1-based line number, and every [`Report`]
-//! says how many units it read, skipped and failed.
+//! [`read_sse`], [`read_frame`], [`read_record`] and [`read_trace`] read into owned, tolerant
+//! types: unknown keys are ignored, and an absent label is told apart from a `null` one
+//! ([`Label`]). Reading never panics and never stops early: a malformed line becomes a
+//! [`LineError`] carrying its 1-based line number, and every [`Report`] says how many units it
+//! read, skipped and failed.
+//!
+//! A surface too large to hold — a record of a gigabyte, a live stream — is read incrementally:
+//! [`SseReader`], [`RecordReader`] and [`TraceReader`] take bytes in chunks of any size and hand
+//! over each unit as a [`Unit`] (an item, skipped, or failed) the moment it is complete, in
+//! memory bounded by the largest unit. The whole-slice readers are these readers handed one
+//! chunk, so both read exactly alike.
 //!
 //! Every unit — an SSE event's `data`, a record line, a trace line — is parsed by one reader
 //! that refuses a key written twice in any object, at any depth, known key or not
@@ -67,9 +73,16 @@
 //!
 //! [`verify_stream`], [`verify_record`], [`verify_trace`] and [`verify_frame`] return typed
 //! [`Finding`]s. Every check for live markers goes through the crate's one marker matcher
-//! ([`read_markers`]). Nothing a reader read vanishes from the verdict: a unit it could not read
-//! is itself a finding at its line ([`FindingKind::UnreadableUnit`]), and so is a part of a
-//! record line that cannot be read ([`FindingKind::UnreadablePart`]).
+//! ([`read_markers`], [`live_markers`]). Nothing a reader read vanishes from the verdict: a unit
+//! it could not read is itself a finding at its line ([`FindingKind::UnreadableUnit`]), and so
+//! is a part of a record line that cannot be read ([`FindingKind::UnreadablePart`]).
+//!
+//! [`StreamVerifier`], [`RecordVerifier`] and [`TraceVerifier`] verify unit by unit, as an
+//! incremental reader hands the units over. A stream's and a record's verdicts depend on facts
+//! about the whole surface (whether it labels its units; which call a record's `tool_use` parts
+//! name), so those two take two passes over the surface: one that learns, one that verifies.
+//! The whole-surface functions are the same verifiers run over a collected [`Report`], so both
+//! give the same findings in the same order.
 //!
 //! ```
 //! use fence_runtime::surfaces::{read_sse, verify_stream, FindingKind, VerifyContext};
@@ -214,15 +227,20 @@ mod verify;
 pub use self::artifact::{ArtifactFrame, CallMeta, ParsedArtifact, ParsedFrame, read_frame};
 pub use self::classify::{ResultKind, VerifyContext};
 pub use self::finding::{Finding, FindingKind, Location, MarkerKind, MissingLabel, Surface};
-pub use self::markers::{Markers, read_markers};
-pub use self::read::{Counts, Label, LineError, Located, Nullable, ReadError, Report};
-pub use self::record::{ParsedMessage, Part, RecordHeader, RecordLine, RecordReport, read_record};
+pub use self::markers::{LiveMarkers, Markers, live_markers, read_markers};
+pub use self::read::{Counts, Label, LineError, Located, Nullable, ReadError, Report, Unit};
+pub use self::record::{
+    ParsedMessage, Part, RecordHeader, RecordLine, RecordReader, RecordReport, read_record,
+};
 pub use self::sse::{SseEncoder, SseReader, StreamFrame, StreamReport, read_sse};
 pub use self::trace::{
     EventMeta, ParsedEvent, ParsedSkillCall, ParsedToolCall, SkillCallEvent, StateEffect, Status,
-    ToolCallEvent, TraceReport, read_trace,
+    ToolCallEvent, TraceReader, TraceReport, read_trace,
 };
-pub use self::verify::{verify_frame, verify_record, verify_stream, verify_trace};
+pub use self::verify::{
+    RecordVerifier, StreamVerifier, TraceVerifier, verify_frame, verify_record, verify_stream,
+    verify_trace,
+};
 
 use crate::content::ModelContent;
 
@@ -255,6 +273,13 @@ const _: () = {
     send_sync::<RecordReport>();
     send_sync::<SseEncoder>();
     send_sync::<SseReader>();
+    send_sync::<RecordReader>();
+    send_sync::<TraceReader>();
+    send_sync::<Unit<ParsedMessage>>();
+    send_sync::<StreamVerifier>();
+    send_sync::<RecordVerifier>();
+    send_sync::<TraceVerifier>();
+    send_sync::<LiveMarkers<'static>>();
     send_sync::<StreamFrame>();
     send_sync::<StreamReport>();
     send_sync::<EventMeta<'static>>();

@@ -334,25 +334,107 @@ impl<T> Default for Report<T> {
 }
 
 impl<T> Report<T> {
-    pub(crate) fn push_item(&mut self, line: usize, value: T) {
+    /// Adds one unit an incremental reader handed over: its item, its error, or one more
+    /// unit skipped. Collecting every unit of a surface this way gives what the whole-slice
+    /// reader ([`read_record`](super::read_record), …) gives.
+    ///
+    /// ```
+    /// use fence_runtime::surfaces::{RecordReader, RecordReport};
+    ///
+    /// let mut report = RecordReport::default();
+    /// let mut reader = RecordReader::new();
+    /// reader.push(b"{\"role\":\"user\",\"content\":[]}\n\n{oops", |unit| report.add(unit));
+    /// reader.finish(|unit| report.add(unit));
+    /// assert_eq!((report.counts.read, report.counts.skipped, report.counts.failed), (3, 1, 1));
+    /// assert_eq!(report.errors[0].line, 3);
+    /// ```
+    pub fn add(&mut self, unit: Unit<T>) {
         self.counts.read += 1;
-        self.items.push(Located { line, value });
+        match unit {
+            Unit::Item(item) => self.items.push(item),
+            Unit::Skipped => self.counts.skipped += 1,
+            Unit::Failed(error) => {
+                self.counts.failed += 1;
+                self.errors.push(error);
+            }
+        }
     }
 
-    pub(crate) fn push_skipped(&mut self) {
-        self.counts.read += 1;
-        self.counts.skipped += 1;
+    /// Every unit read into an item and every unit that failed, in line order: what an
+    /// incremental reader handed over, less the units skipped.
+    pub(crate) fn read_units(&self) -> impl Iterator<Item = UnitRef<'_, T>> {
+        let mut items = self.items.iter().peekable();
+        let mut errors = self.errors.iter().peekable();
+        core::iter::from_fn(move || match (items.peek(), errors.peek()) {
+            (Some(item), Some(error)) if error.line < item.line => {
+                errors.next().map(UnitRef::Failed)
+            }
+            (Some(_), _) => items.next().map(UnitRef::Item),
+            (None, _) => errors.next().map(UnitRef::Failed),
+        })
     }
+}
 
-    pub(crate) fn push_failed(&mut self, line: usize, frame_id: Option<String>, error: ReadError) {
-        self.counts.read += 1;
-        self.counts.failed += 1;
-        self.errors.push(LineError {
-            line,
-            frame_id,
-            error,
-        });
+impl<T> Extend<Unit<T>> for Report<T> {
+    fn extend<I: IntoIterator<Item = Unit<T>>>(&mut self, units: I) {
+        units.into_iter().for_each(|unit| self.add(unit));
     }
+}
+
+/// One unit of a surface — an SSE event, a record line, a trace line — as an incremental
+/// reader ([`SseReader`](super::SseReader), [`RecordReader`](super::RecordReader),
+/// [`TraceReader`](super::TraceReader)) hands it over, the moment it is complete.
+///
+/// Every unit is exactly one of the three, as in [`Counts`]. Handing units over one at a
+/// time, rather than collecting a [`Report`], keeps a reader's memory bounded by the largest
+/// unit, whatever the size of the surface.
+///
+/// ```
+/// use fence_runtime::surfaces::{TraceReader, Unit};
+///
+/// let mut units = Vec::new();
+/// let mut reader = TraceReader::new();
+/// reader.push(b"{\"event_type\":\"turn_end\"}\nnot json\n", |unit| units.push(unit));
+/// reader.finish(|unit| units.push(unit));
+/// assert!(matches!(units[0], Unit::Skipped));
+/// assert!(matches!(&units[1], Unit::Failed(error) if error.line == 2));
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum Unit<T> {
+    /// A unit read into a value, with the line it starts on.
+    Item(Located<T>),
+    /// A unit passed over on purpose (see [`Counts::skipped`]).
+    Skipped,
+    /// A unit that could not be read, with its line.
+    Failed(LineError),
+}
+
+impl<T> Unit<T> {
+    /// The 1-based line of the unit; `None` for a unit skipped.
+    ///
+    /// ```
+    /// use fence_runtime::surfaces::{RecordReader, Unit};
+    ///
+    /// let mut lines = Vec::new();
+    /// let mut reader = RecordReader::new();
+    /// reader.push(b"\n{\"role\":\"user\",\"content\":[]}\n", |unit| lines.push(unit.line()));
+    /// assert_eq!(lines, [None, Some(2)]);
+    /// ```
+    #[must_use]
+    pub fn line(&self) -> Option<usize> {
+        match self {
+            Unit::Item(item) => Some(item.line),
+            Unit::Failed(error) => Some(error.line),
+            Unit::Skipped => None,
+        }
+    }
+}
+
+/// A unit of a [`Report`] that was read or failed, borrowed.
+pub(crate) enum UnitRef<'a, T> {
+    Item(&'a Located<T>),
+    Failed(&'a LineError),
 }
 
 /// What a JSONL reader made of one line.
@@ -362,45 +444,86 @@ pub(crate) enum Outcome<T> {
     Fail(ReadError),
 }
 
-/// Reads `bytes` as lines ended by `\n` (a `\r` before it is dropped), skipping blank lines and
-/// handing every other line, as UTF-8, to `read_line`.
-pub(crate) fn read_jsonl<T>(
-    bytes: &[u8],
-    mut read_line: impl FnMut(&str) -> Outcome<T>,
-) -> Report<T> {
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    let mut report = Report::default();
-    let body = bytes.strip_suffix(b"\n").unwrap_or(bytes);
-    if bytes.is_empty() {
-        return report;
-    }
-    for (index, line) in body.split(|&b| b == b'\n').enumerate() {
-        let number = index + 1;
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        if line.iter().all(u8::is_ascii_whitespace) {
-            report.push_skipped();
-            continue;
-        }
-        let text = match core::str::from_utf8(line) {
-            Ok(text) => text,
-            Err(error) => {
-                report.push_failed(
-                    number,
-                    None,
-                    ReadError::NotUtf8 {
-                        valid_up_to: error.valid_up_to(),
-                    },
-                );
-                continue;
+/// Splits a stream of bytes into lines ended by `\n`, however it arrives: a line that spans
+/// chunks is gathered, every other line is handed over from the chunk itself. Memory is
+/// bounded by the longest line.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct JsonlLines {
+    /// The start of a line whose end has not arrived.
+    partial: Vec<u8>,
+    /// Lines handed over so far.
+    number: usize,
+}
+
+impl JsonlLines {
+    /// Hands every line that `chunk` completes to `line`, with its 1-based number.
+    pub(crate) fn push(&mut self, mut chunk: &[u8], mut line: impl FnMut(usize, &[u8])) {
+        while let Some(end) = memchr::memchr(b'\n', chunk) {
+            self.number += 1;
+            if self.partial.is_empty() {
+                line(self.number, strip_bom(self.number, &chunk[..end]));
+            } else {
+                self.partial.extend_from_slice(&chunk[..end]);
+                line(self.number, strip_bom(self.number, &self.partial));
+                self.partial.clear();
             }
-        };
-        match read_line(text) {
-            Outcome::Item(item) => report.push_item(number, item),
-            Outcome::Skip => report.push_skipped(),
-            Outcome::Fail(error) => report.push_failed(number, None, error),
+            chunk = &chunk[end + 1..];
         }
+        self.partial.extend_from_slice(chunk);
     }
-    report
+
+    /// Hands over a last line with no `\n` after it, unless there is none: an input that ends
+    /// with `\n` (or is empty, or is only a byte-order mark) has no line after it.
+    pub(crate) fn finish(mut self, mut line: impl FnMut(usize, &[u8])) {
+        let number = self.number + 1;
+        let tail = strip_bom(number, &self.partial);
+        if !tail.is_empty() {
+            line(number, tail);
+        }
+        self.partial.clear();
+    }
+}
+
+/// Line 1 without a leading byte-order mark.
+fn strip_bom(number: usize, line: &[u8]) -> &[u8] {
+    if number == 1 {
+        line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line)
+    } else {
+        line
+    }
+}
+
+/// Reads one JSONL line (a `\r` before its `\n` is dropped): a blank line is skipped, a line
+/// that is not UTF-8 fails, and every other line is handed, as text, to `read_line`.
+pub(crate) fn jsonl_unit<T>(
+    number: usize,
+    line: &[u8],
+    read_line: impl FnOnce(&str) -> Outcome<T>,
+) -> Unit<T> {
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    if line.iter().all(u8::is_ascii_whitespace) {
+        return Unit::Skipped;
+    }
+    let failed = |error| {
+        Unit::Failed(LineError {
+            line: number,
+            frame_id: None,
+            error,
+        })
+    };
+    match core::str::from_utf8(line) {
+        Ok(text) => match read_line(text) {
+            Outcome::Item(value) => Unit::Item(Located {
+                line: number,
+                value,
+            }),
+            Outcome::Skip => Unit::Skipped,
+            Outcome::Fail(error) => failed(error),
+        },
+        Err(error) => failed(ReadError::NotUtf8 {
+            valid_up_to: error.valid_up_to(),
+        }),
+    }
 }
 
 /// Parses one unit as a JSON value, refusing a key written twice in any object

@@ -10,7 +10,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
 use super::Labelled;
-use super::read::{Label, Outcome, Report, from_value, parse_value, read_jsonl};
+use super::read::{JsonlLines, Label, Outcome, Report, Unit, from_value, jsonl_unit, parse_value};
 use crate::content::{ModelContent, ToolOutput};
 
 /// One message line of a conversation record, ready to serialise.
@@ -575,7 +575,7 @@ impl Report<ParsedMessage> {
     }
 }
 
-/// Reads a whole `conversation.jsonl`.
+/// Reads a whole `conversation.jsonl`: a [`RecordReader`] handed all of `bytes` at once.
 ///
 /// Blank lines, the header and any line that is not an object carrying a string `role` are
 /// skipped and counted; a line that is not JSON, that names a key twice in any object, or whose
@@ -592,17 +592,103 @@ impl Report<ParsedMessage> {
 /// ```
 #[must_use]
 pub fn read_record(bytes: &[u8]) -> RecordReport {
-    read_jsonl(bytes, |line| {
-        let value = match parse_value(line) {
-            Ok(value) => value,
-            Err(error) => return Outcome::Fail(error),
-        };
-        if !value.get("role").is_some_and(Value::is_string) {
-            return Outcome::Skip;
-        }
-        match from_value(value) {
-            Ok(message) => Outcome::Item(message),
-            Err(error) => Outcome::Fail(error),
-        }
-    })
+    let mut report = RecordReport::default();
+    let mut reader = RecordReader::new();
+    reader.push(bytes, |unit| report.add(unit));
+    reader.finish(|unit| report.add(unit));
+    report
+}
+
+/// An incremental reader of a `conversation.jsonl`: feed it bytes in chunks of any size, and
+/// it hands over each line as a [`Unit`] the moment the line is complete.
+///
+/// Its memory is bounded by the longest line, not the record, so a record of any size can be
+/// read (and, with a [`RecordVerifier`](super::RecordVerifier), verified) as it streams from a
+/// file or a socket. The rules are [`read_record`]'s; lines end with `\n` (a `\r` before it is
+/// dropped), and a leading byte-order mark is dropped.
+///
+/// ```
+/// use fence_runtime::surfaces::{RecordReader, Unit};
+///
+/// let mut roles = Vec::new();
+/// let mut reader = RecordReader::new();
+/// for chunk in [&b"{\"role\":\"us"[..], b"er\",\"content\":[]}\n{\"role\":\"assistant\",", b"\"content\":\"hi\"}"] {
+///     reader.push(chunk, |unit| {
+///         if let Unit::Item(line) = unit {
+///             roles.push(line.value.role);
+///         }
+///     });
+/// }
+/// assert_eq!(roles, ["user"]); // the second line has no `\n` yet...
+/// reader.finish(|unit| {
+///     if let Unit::Item(line) = unit {
+///         roles.push(line.value.role);
+///     }
+/// });
+/// assert_eq!(roles, ["user", "assistant"]); // ...and the end of the input ends it
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct RecordReader {
+    lines: JsonlLines,
+}
+
+impl RecordReader {
+    /// A reader at the start of a record.
+    ///
+    /// ```
+    /// let mut count = 0;
+    /// fence_runtime::surfaces::RecordReader::new().finish(|_| count += 1);
+    /// assert_eq!(count, 0);
+    /// ```
+    #[must_use]
+    pub fn new() -> RecordReader {
+        RecordReader::default()
+    }
+
+    /// Reads the next chunk, handing every line it completes to `on_unit`, in order.
+    ///
+    /// ```
+    /// use fence_runtime::surfaces::RecordReader;
+    ///
+    /// let mut lines = Vec::new();
+    /// let mut reader = RecordReader::new();
+    /// reader.push(b"{\"type\":\"murmur.record\"}\n{\"role\":\"tool\",\"content\":[]}\n", |unit| lines.push(unit.line()));
+    /// assert_eq!(lines, [None, Some(2)]); // the header is skipped
+    /// ```
+    pub fn push(&mut self, chunk: &[u8], mut on_unit: impl FnMut(Unit<ParsedMessage>)) {
+        self.lines.push(chunk, |number, line| {
+            on_unit(jsonl_unit(number, line, record_line));
+        });
+    }
+
+    /// Ends the record: hands a last line that has no `\n` after it to `on_unit`.
+    ///
+    /// ```
+    /// use fence_runtime::surfaces::{RecordReader, Unit};
+    ///
+    /// let mut reader = RecordReader::new();
+    /// reader.push(b"{\"role\":\"user\",\"content\":[]", |_| unreachable!());
+    /// let mut last = None;
+    /// reader.finish(|unit| last = Some(unit));
+    /// assert!(matches!(last, Some(Unit::Failed(error)) if error.line == 1)); // cut short
+    /// ```
+    pub fn finish(self, mut on_unit: impl FnMut(Unit<ParsedMessage>)) {
+        self.lines
+            .finish(|number, line| on_unit(jsonl_unit(number, line, record_line)));
+    }
+}
+
+/// Reads one non-blank line of a record.
+fn record_line(line: &str) -> Outcome<ParsedMessage> {
+    let value = match parse_value(line) {
+        Ok(value) => value,
+        Err(error) => return Outcome::Fail(error),
+    };
+    if !value.get("role").is_some_and(Value::is_string) {
+        return Outcome::Skip;
+    }
+    match from_value(value) {
+        Ok(message) => Outcome::Item(message),
+        Err(error) => Outcome::Fail(error),
+    }
 }

@@ -5,7 +5,7 @@ use alloc::vec::Vec;
 use std::io;
 
 use super::artifact::{ArtifactFrame, ParsedFrame, read_frame_bytes};
-use super::read::{ReadError, Report};
+use super::read::{LineError, Located, ReadError, Report, Unit};
 
 /// Writes artifact frames as SSE events: `event: artifact`, `id: N` (numbered from 1),
 /// `data: <frame JSON>` and a blank line.
@@ -144,11 +144,11 @@ pub struct StreamFrame {
     pub frame: ParsedFrame,
 }
 
-/// What [`read_sse`] and [`SseReader`] made of a stream. The unit of the counts is an event.
+/// What [`read_sse`] made of a stream. The unit of the counts is an event.
 pub type StreamReport = Report<StreamFrame>;
 
 /// An incremental reader of an A2A SSE stream: feed it bytes as they arrive, in chunks of any
-/// size, and it reads the `artifact` frames.
+/// size, and it hands over each event as a [`Unit`] the moment the event is complete.
 ///
 /// It follows the HTML Server-Sent Events rules as far as this stream needs them: lines end
 /// with CRLF, LF or CR; a leading byte-order mark is dropped; a line starting with `:` is a
@@ -162,13 +162,17 @@ pub type StreamReport = Report<StreamFrame>;
 /// UTF-8 fails with [`ReadError::NotUtf8`] rather than being decoded with replacement
 /// characters.
 ///
-/// ```
-/// use fence_runtime::surfaces::SseReader;
+/// Its memory is bounded by the largest event, not the stream: collect the units in a
+/// [`StreamReport`] (as [`read_sse`] does) only when the stream fits in memory.
 ///
+/// ```
+/// use fence_runtime::surfaces::{SseReader, StreamReport};
+///
+/// let mut report = StreamReport::default();
 /// let mut reader = SseReader::new();
-/// reader.push(b":heartbeat\n\nevent: artifact\r\nid: 1\r\ndata: {\"artifact\":");
-/// reader.push(b"{\"content\":\"hi\"}}\r\n\r\nevent: status\ndata: {}\n\n");
-/// let report = reader.finish();
+/// reader.push(b":heartbeat\n\nevent: artifact\r\nid: 1\r\ndata: {\"artifact\":", |unit| report.add(unit));
+/// reader.push(b"{\"content\":\"hi\"}}\r\n\r\nevent: status\ndata: {}\n\n", |unit| report.add(unit));
+/// reader.finish(|unit| report.add(unit));
 /// assert_eq!(report.items.len(), 1);
 /// assert_eq!(report.items[0].value.frame.artifact.content, "hi");
 /// assert_eq!((report.counts.read, report.counts.skipped), (2, 1));
@@ -179,7 +183,6 @@ pub struct SseReader {
     line_number: usize,
     after_cr: bool,
     event: PendingEvent,
-    report: StreamReport,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -196,25 +199,29 @@ impl SseReader {
     /// A reader at the start of a stream.
     ///
     /// ```
-    /// assert_eq!(fence_runtime::surfaces::SseReader::new().report().counts.read, 0);
+    /// let mut count = 0;
+    /// fence_runtime::surfaces::SseReader::new().finish(|_| count += 1);
+    /// assert_eq!(count, 0);
     /// ```
     #[must_use]
     pub fn new() -> SseReader {
         SseReader::default()
     }
 
-    /// Reads the next chunk of the stream.
+    /// Reads the next chunk of the stream, handing every event it completes to `on_unit`, in
+    /// order.
     ///
     /// ```
-    /// use fence_runtime::surfaces::SseReader;
+    /// use fence_runtime::surfaces::{SseReader, Unit};
     ///
+    /// let mut frames = 0;
     /// let mut reader = SseReader::new();
     /// for byte in b"event: artifact\ndata: {\"artifact\":{\"content\":\"x\"}}\n\n" {
-    ///     reader.push(&[*byte]);
+    ///     reader.push(&[*byte], |unit| frames += usize::from(matches!(unit, Unit::Item(_))));
     /// }
-    /// assert_eq!(reader.report().items.len(), 1);
+    /// assert_eq!(frames, 1);
     /// ```
-    pub fn push(&mut self, mut chunk: &[u8]) {
+    pub fn push(&mut self, mut chunk: &[u8], mut on_unit: impl FnMut(Unit<StreamFrame>)) {
         if self.after_cr && !chunk.is_empty() {
             // The `\n` of a CRLF split across chunks.
             self.after_cr = false;
@@ -224,7 +231,9 @@ impl SseReader {
         }
         while let Some(end) = memchr::memchr2(b'\n', b'\r', chunk) {
             self.line.extend_from_slice(&chunk[..end]);
-            self.end_line();
+            if let Some(unit) = self.end_line() {
+                on_unit(unit);
+            }
             let mut next = end + 1;
             if chunk[end] == b'\r' {
                 match chunk.get(next) {
@@ -238,53 +247,46 @@ impl SseReader {
         self.line.extend_from_slice(chunk);
     }
 
-    /// What has been read so far.
+    /// Ends the stream: reads a last line with no line ending, and hands an event still open to
+    /// `on_unit`.
     ///
     /// ```
-    /// use fence_runtime::surfaces::SseReader;
-    ///
-    /// let mut reader = SseReader::new();
-    /// reader.push(b"event: ping\ndata: 1\n\n");
-    /// assert_eq!(reader.report().counts.skipped, 1);
-    /// ```
-    #[must_use]
-    pub fn report(&self) -> &StreamReport {
-        &self.report
-    }
-
-    /// Ends the stream: reads a last line with no line ending, dispatches an event still open,
-    /// and returns the report.
-    ///
-    /// ```
-    /// use fence_runtime::surfaces::SseReader;
+    /// use fence_runtime::surfaces::{SseReader, Unit};
     ///
     /// let mut reader = SseReader::new();
-    /// reader.push(b"event: artifact\ndata: {\"artifact\":{\"content\":\"cut off\"}}");
-    /// assert_eq!(reader.finish().items.len(), 1);
+    /// reader.push(b"event: artifact\ndata: {\"artifact\":{\"content\":\"cut off\"}}", |_| unreachable!());
+    /// let mut units = Vec::new();
+    /// reader.finish(|unit| units.push(unit));
+    /// assert!(matches!(&units[..], [Unit::Item(frame)] if frame.value.frame.artifact.content == "cut off"));
     /// ```
-    #[must_use]
-    pub fn finish(mut self) -> StreamReport {
+    pub fn finish(mut self, mut on_unit: impl FnMut(Unit<StreamFrame>)) {
         if !self.line.is_empty() {
-            self.end_line();
+            if let Some(unit) = self.end_line() {
+                on_unit(unit);
+            }
         }
-        self.dispatch();
-        self.report
+        if let Some(unit) = self.dispatch() {
+            on_unit(unit);
+        }
     }
 
-    fn end_line(&mut self) {
+    /// Reads the line gathered so far; a blank line dispatches the event it ends.
+    fn end_line(&mut self) -> Option<Unit<StreamFrame>> {
         self.line_number += 1;
         let mut line = core::mem::take(&mut self.line);
         let mut text: &[u8] = &line;
         if self.line_number == 1 {
             text = text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(text);
         }
+        let mut unit = None;
         if text.is_empty() {
-            self.dispatch();
+            unit = self.dispatch();
         } else if text[0] != b':' {
             self.field(text);
         }
         line.clear();
         self.line = line;
+        unit
     }
 
     fn field(&mut self, text: &[u8]) {
@@ -317,35 +319,40 @@ impl SseReader {
         }
     }
 
-    fn dispatch(&mut self) {
+    fn dispatch(&mut self) -> Option<Unit<StreamFrame>> {
         let mut event = core::mem::take(&mut self.event);
         if !event.has_data {
-            return;
+            return None;
         }
         event.data.pop();
-        if let Some((line, valid_up_to)) = event.not_utf8 {
-            self.report
-                .push_failed(line, event.id, ReadError::NotUtf8 { valid_up_to });
+        let failed = |line, frame_id, error| {
+            Unit::Failed(LineError {
+                line,
+                frame_id,
+                error,
+            })
+        };
+        Some(if let Some((line, valid_up_to)) = event.not_utf8 {
+            failed(line, event.id, ReadError::NotUtf8 { valid_up_to })
         } else if event.kind.as_deref().unwrap_or("message") != "artifact" {
-            self.report.push_skipped();
+            Unit::Skipped
         } else {
             match read_frame_bytes(&event.data) {
-                Ok(frame) => self.report.push_item(
-                    event.first_data_line,
-                    StreamFrame {
+                Ok(frame) => Unit::Item(Located {
+                    line: event.first_data_line,
+                    value: StreamFrame {
                         id: event.id,
                         frame,
                     },
-                ),
-                Err(error) => self
-                    .report
-                    .push_failed(event.first_data_line, event.id, error),
+                }),
+                Err(error) => failed(event.first_data_line, event.id, error),
             }
-        }
+        })
     }
 }
 
-/// Reads a whole SSE stream (a capture, or a response body read to its end).
+/// Reads a whole SSE stream (a capture, or a response body read to its end): an [`SseReader`]
+/// handed all of `bytes` at once.
 ///
 /// See [`SseReader`] for the rules.
 ///
@@ -358,7 +365,9 @@ impl SseReader {
 /// ```
 #[must_use]
 pub fn read_sse(bytes: &[u8]) -> StreamReport {
+    let mut report = StreamReport::default();
     let mut reader = SseReader::new();
-    reader.push(bytes);
-    reader.finish()
+    reader.push(bytes, |unit| report.add(unit));
+    reader.finish(|unit| report.add(unit));
+    report
 }

@@ -7,7 +7,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::read::{Outcome, ReadError, Report, from_value, parse_value, read_jsonl};
+use super::read::{
+    JsonlLines, Outcome, ReadError, Report, Unit, from_value, jsonl_unit, parse_value,
+};
 use crate::content::{ModelContent, ToolOutput};
 
 /// What every trace event carries: the session, the time (Unix milliseconds) and the turn.
@@ -569,7 +571,7 @@ pub enum ParsedEvent {
 /// What [`read_trace`] made of a `trace.jsonl`. The unit of the counts is a line.
 pub type TraceReport = Report<ParsedEvent>;
 
-/// Reads a whole `trace.jsonl`.
+/// Reads a whole `trace.jsonl`: a [`TraceReader`] handed all of `bytes` at once.
 ///
 /// Blank lines and events other than `tool_call` and `skill_call` are skipped and counted. Every
 /// trace line has a string `event_type`, so a line without one fails, as does a line that is
@@ -585,22 +587,103 @@ pub type TraceReport = Report<ParsedEvent>;
 /// ```
 #[must_use]
 pub fn read_trace(bytes: &[u8]) -> TraceReport {
-    read_jsonl(bytes, |line| {
-        let value = match parse_value(line) {
-            Ok(value) => value,
-            Err(error) => return Outcome::Fail(error),
-        };
-        let read = match value.get("event_type").and_then(Value::as_str) {
-            Some("tool_call") => from_value(value).map(ParsedEvent::ToolCall),
-            Some("skill_call") => from_value(value).map(ParsedEvent::SkillCall),
-            Some(_) => return Outcome::Skip,
-            None => Err(ReadError::Shape(
-                "a trace line needs a string `event_type`".into(),
-            )),
-        };
-        match read {
-            Ok(event) => Outcome::Item(event),
-            Err(error) => Outcome::Fail(error),
-        }
-    })
+    let mut report = TraceReport::default();
+    let mut reader = TraceReader::new();
+    reader.push(bytes, |unit| report.add(unit));
+    reader.finish(|unit| report.add(unit));
+    report
+}
+
+/// An incremental reader of a `trace.jsonl`: feed it bytes in chunks of any size, and it
+/// hands over each line as a [`Unit`] the moment the line is complete.
+///
+/// Its memory is bounded by the longest line, not the trace. The rules are [`read_trace`]'s.
+///
+/// ```
+/// use fence_runtime::surfaces::{ParsedEvent, TraceReader, Unit};
+///
+/// let mut tools = Vec::new();
+/// let mut reader = TraceReader::new();
+/// let trace = b"{\"event_type\":\"tool_call\",\"tool_name\":\"bash\",\"output_bytes\":0,\"status\":\"ok\"}\n";
+/// for chunk in trace.chunks(7) {
+///     reader.push(chunk, |unit| {
+///         if let Unit::Item(event) = unit {
+///             if let ParsedEvent::ToolCall(call) = event.value {
+///                 tools.push(call.tool_name);
+///             }
+///         }
+///     });
+/// }
+/// reader.finish(|_| unreachable!("the last line ended with a newline"));
+/// assert_eq!(tools, ["bash"]);
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct TraceReader {
+    lines: JsonlLines,
+}
+
+impl TraceReader {
+    /// A reader at the start of a trace.
+    ///
+    /// ```
+    /// let mut count = 0;
+    /// fence_runtime::surfaces::TraceReader::new().finish(|_| count += 1);
+    /// assert_eq!(count, 0);
+    /// ```
+    #[must_use]
+    pub fn new() -> TraceReader {
+        TraceReader::default()
+    }
+
+    /// Reads the next chunk, handing every line it completes to `on_unit`, in order.
+    ///
+    /// ```
+    /// use fence_runtime::surfaces::{TraceReader, Unit};
+    ///
+    /// let mut skipped = 0;
+    /// let mut reader = TraceReader::new();
+    /// reader.push(b"{\"event_type\":\"turn_start\"}\n\n", |unit| skipped += usize::from(matches!(unit, Unit::Skipped)));
+    /// assert_eq!(skipped, 2);
+    /// ```
+    pub fn push(&mut self, chunk: &[u8], mut on_unit: impl FnMut(Unit<ParsedEvent>)) {
+        self.lines.push(chunk, |number, line| {
+            on_unit(jsonl_unit(number, line, trace_line));
+        });
+    }
+
+    /// Ends the trace: hands a last line that has no `\n` after it to `on_unit`.
+    ///
+    /// ```
+    /// use fence_runtime::surfaces::{TraceReader, Unit};
+    ///
+    /// let mut reader = TraceReader::new();
+    /// reader.push(b"{\"event_type\":\"turn_end\"}", |_| unreachable!());
+    /// let mut units = Vec::new();
+    /// reader.finish(|unit| units.push(unit));
+    /// assert!(matches!(units[..], [Unit::Skipped]));
+    /// ```
+    pub fn finish(self, mut on_unit: impl FnMut(Unit<ParsedEvent>)) {
+        self.lines
+            .finish(|number, line| on_unit(jsonl_unit(number, line, trace_line)));
+    }
+}
+
+/// Reads one non-blank line of a trace.
+fn trace_line(line: &str) -> Outcome<ParsedEvent> {
+    let value = match parse_value(line) {
+        Ok(value) => value,
+        Err(error) => return Outcome::Fail(error),
+    };
+    let read = match value.get("event_type").and_then(Value::as_str) {
+        Some("tool_call") => from_value(value).map(ParsedEvent::ToolCall),
+        Some("skill_call") => from_value(value).map(ParsedEvent::SkillCall),
+        Some(_) => return Outcome::Skip,
+        None => Err(ReadError::Shape(
+            "a trace line needs a string `event_type`".into(),
+        )),
+    };
+    match read {
+        Ok(event) => Outcome::Item(event),
+        Err(error) => Outcome::Fail(error),
+    }
 }

@@ -1,5 +1,6 @@
 //! Verifying a surface: each unit checked ([`check`](super::check)) and its findings located,
-//! with every unit the reader could not read among them, in line order.
+//! with every unit the reader could not read among them, in line order — a whole surface at
+//! once, or unit by unit as it streams.
 
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -8,10 +9,10 @@ use super::artifact::ParsedFrame;
 use super::check::{check_event, check_frame, check_message};
 use super::classify::VerifyContext;
 use super::finding::{Finding, FindingKind, Location, Surface};
-use super::read::{LineError, Report};
-use super::record::RecordReport;
-use super::sse::StreamReport;
-use super::trace::TraceReport;
+use super::read::{LineError, Located, Report, Unit, UnitRef};
+use super::record::{ParsedMessage, RecordReport};
+use super::sse::{StreamFrame, StreamReport};
+use super::trace::{ParsedEvent, TraceReport};
 
 /// Checks one artifact frame on its own, as [`read_frame`](super::read_frame) read it: its
 /// findings are located on the artifact stream, at line 1 (the frame's one line of JSON), with
@@ -52,6 +53,8 @@ pub fn verify_frame(frame: &ParsedFrame, context: &VerifyContext) -> Vec<Finding
 /// An `artifact` event that could not be read is a [`FindingKind::UnreadableUnit`]: nothing the
 /// reader saw is left out of the findings.
 ///
+/// A [`StreamVerifier`] does the same one frame at a time, for a stream too large to hold.
+///
 /// ```
 /// use fence_runtime::{fence, Source, ToolOutput};
 /// use fence_runtime::surfaces::{read_sse, verify_stream, ArtifactFrame, CallMeta, SseEncoder, VerifyContext};
@@ -67,28 +70,11 @@ pub fn verify_frame(frame: &ParsedFrame, context: &VerifyContext) -> Vec<Finding
 /// ```
 #[must_use]
 pub fn verify_stream(stream: &StreamReport, context: &VerifyContext) -> Vec<Finding> {
-    let surface_labels = stream
-        .items
-        .iter()
-        .any(|item| item.value.frame.artifact.fence_source.is_present());
-    let mut out = Vec::new();
+    let mut verifier = StreamVerifier::new(context.clone());
     for item in &stream.items {
-        let mut findings = Vec::new();
-        check_frame(
-            &item.value.frame.artifact,
-            surface_labels,
-            context,
-            &mut findings,
-        );
-        let location = at(
-            Surface::ArtifactStream,
-            item.line,
-            item.value.id.as_ref(),
-            None,
-        );
-        located(findings, &location, &mut out);
+        verifier.learn(&item.value);
     }
-    with_unreadable(stream, Surface::ArtifactStream, out)
+    verify_units(stream, |item| verifier.check(item), Surface::ArtifactStream)
 }
 
 /// Checks every message line of a conversation record, and reports every line that could not
@@ -103,6 +89,8 @@ pub fn verify_stream(stream: &StreamReport, context: &VerifyContext) -> Vec<Find
 /// and no label and holds tool results as parts; then every tool result part on its own
 /// (unlabelled, located at its `content[i]`); then every part that cannot be read.
 ///
+/// A [`RecordVerifier`] does the same one line at a time, for a record too large to hold.
+///
 /// ```
 /// use fence_runtime::{fence, ModelContent, Source, ToolOutput};
 /// use fence_runtime::surfaces::{read_record, verify_record, RecordLine, VerifyContext};
@@ -114,20 +102,11 @@ pub fn verify_stream(stream: &StreamReport, context: &VerifyContext) -> Vec<Find
 /// ```
 #[must_use]
 pub fn verify_record(record: &RecordReport, context: &VerifyContext) -> Vec<Finding> {
-    let mut context = context.clone();
-    context.learn_calls_from_record(record);
-    let surface_labels = record.is_labelled();
-    let mut out = Vec::new();
+    let mut verifier = RecordVerifier::new(context.clone());
     for line in &record.items {
-        for (part, findings) in check_message(&line.value, surface_labels, &context) {
-            located(
-                findings,
-                &at(Surface::Record, line.line, None, part),
-                &mut out,
-            );
-        }
+        verifier.learn(&line.value);
     }
-    with_unreadable(record, Surface::Record, out)
+    verify_units(record, |line| verifier.check(line), Surface::Record)
 }
 
 /// Checks every `tool_call` and `skill_call` event of a trace, and reports every line that
@@ -139,6 +118,8 @@ pub fn verify_record(record: &RecordReport, context: &VerifyContext) -> Vec<Find
 /// `output`; `status` must be `ok` or `error` (a `tool_call` with any other status is checked as
 /// a tool result).
 ///
+/// A [`TraceVerifier`] does the same one line at a time.
+///
 /// ```
 /// use fence_runtime::surfaces::{read_trace, verify_trace, FindingKind, VerifyContext};
 ///
@@ -148,15 +129,364 @@ pub fn verify_record(record: &RecordReport, context: &VerifyContext) -> Vec<Find
 /// ```
 #[must_use]
 pub fn verify_trace(trace: &TraceReport, context: &VerifyContext) -> Vec<Finding> {
-    let mut out = Vec::new();
-    for event in &trace.items {
+    let verifier = TraceVerifier::new(context.clone());
+    verify_units(trace, |event| verifier.check(event), Surface::Trace)
+}
+
+/// Verifies an artifact stream frame by frame, in memory bounded by the largest frame: for a
+/// stream read with an [`SseReader`](super::SseReader) rather than collected.
+///
+/// Whether the stream labels its frames is a fact about the whole stream (see
+/// [`verify_stream`]), so verifying takes two passes: [`learn`](Self::learn) from every frame,
+/// then [`verify`](Self::verify) every unit, in order. Both passes over the same stream give
+/// exactly the findings [`verify_stream`] gives, in the same order. (A caller that knows the
+/// stream is labelled, or reads a live stream once, can say so with
+/// [`with_labelled`](Self::with_labelled) and skip the first pass.)
+///
+/// ```
+/// use fence_runtime::surfaces::{SseReader, StreamVerifier, Unit, VerifyContext};
+///
+/// let capture = b"event: artifact\nid: 1\ndata: {\"artifact\":{\"tool_name\":\"bash\",\"content\":\"<untrusted-content source=tool:bash>\\nok\\n</untrusted-content>\",\"fence_source\":\"tool:bash\"}}\n\nevent: artifact\nid: 2\ndata: {\"artifact\":{\"tool_name\":\"bash\",\"content\":\"<untrusted-content source=tool:bash>\\nok\\n</untrusted-content>\"}}\n\n";
+/// let mut verifier = StreamVerifier::new(VerifyContext::new());
+///
+/// let mut first = SseReader::new();
+/// first.push(capture, |unit| if let Unit::Item(frame) = unit { verifier.learn(&frame.value) });
+/// first.finish(|unit| if let Unit::Item(frame) = unit { verifier.learn(&frame.value) });
+/// assert!(verifier.is_labelled());
+///
+/// let mut findings = Vec::new();
+/// let mut second = SseReader::new();
+/// second.push(capture, |unit| findings.extend(verifier.verify(&unit)));
+/// second.finish(|unit| findings.extend(verifier.verify(&unit)));
+/// assert_eq!(findings.len(), 1);
+/// assert_eq!(findings[0].kind.name(), "fence-without-label");
+/// assert_eq!(findings[0].location.frame_id.as_deref(), Some("2"));
+/// ```
+#[derive(Clone, Debug)]
+pub struct StreamVerifier {
+    context: VerifyContext,
+    labelled: bool,
+}
+
+impl StreamVerifier {
+    /// A verifier that has learned nothing about the stream yet: unlabelled until
+    /// [`learn`](Self::learn) meets a frame that carries `fence_source`.
+    ///
+    /// ```
+    /// use fence_runtime::surfaces::{StreamVerifier, VerifyContext};
+    ///
+    /// assert!(!StreamVerifier::new(VerifyContext::new()).is_labelled());
+    /// ```
+    #[must_use]
+    pub fn new(context: VerifyContext) -> StreamVerifier {
+        StreamVerifier {
+            context,
+            labelled: false,
+        }
+    }
+
+    /// Says whether the stream labels its frames, without a first pass.
+    ///
+    /// ```
+    /// use fence_runtime::surfaces::{StreamVerifier, VerifyContext};
+    ///
+    /// assert!(StreamVerifier::new(VerifyContext::new()).with_labelled(true).is_labelled());
+    /// ```
+    #[must_use]
+    pub fn with_labelled(mut self, labelled: bool) -> StreamVerifier {
+        self.labelled = labelled;
+        self
+    }
+
+    /// The first pass: learns from one frame whether the stream labels its frames.
+    ///
+    /// ```
+    /// use fence_runtime::surfaces::{read_sse, StreamVerifier, VerifyContext};
+    ///
+    /// let stream = read_sse(b"event: artifact\ndata: {\"artifact\":{\"content\":\"x\",\"fence_source\":null}}\n\n");
+    /// let mut verifier = StreamVerifier::new(VerifyContext::new());
+    /// verifier.learn(&stream.items[0].value);
+    /// assert!(verifier.is_labelled()); // `null` is a label: "unfenced"
+    /// ```
+    pub fn learn(&mut self, frame: &StreamFrame) {
+        self.labelled |= frame.frame.artifact.fence_source.is_present();
+    }
+
+    /// Whether the frames learned so far say the stream labels its frames.
+    ///
+    /// ```
+    /// use fence_runtime::surfaces::{StreamVerifier, VerifyContext};
+    ///
+    /// assert!(!StreamVerifier::new(VerifyContext::new()).is_labelled());
+    /// ```
+    #[must_use]
+    pub fn is_labelled(&self) -> bool {
+        self.labelled
+    }
+
+    /// The second pass: the findings of one unit, located. A frame is checked; an event that
+    /// could not be read is one [`FindingKind::UnreadableUnit`]; an event skipped has none.
+    ///
+    /// ```
+    /// use fence_runtime::surfaces::{SseReader, StreamVerifier, VerifyContext};
+    ///
+    /// let verifier = StreamVerifier::new(VerifyContext::new());
+    /// let mut findings = Vec::new();
+    /// let mut reader = SseReader::new();
+    /// reader.push(b"event: artifact\nid: 3\ndata: {oops}\n\n", |unit| findings.extend(verifier.verify(&unit)));
+    /// assert_eq!(findings[0].kind.name(), "unreadable-unit");
+    /// assert_eq!((findings[0].location.line, findings[0].location.frame_id.as_deref()), (3, Some("3")));
+    /// ```
+    #[must_use]
+    pub fn verify(&self, unit: &Unit<StreamFrame>) -> Vec<Finding> {
+        verify_unit(unit, |item| self.check(item), Surface::ArtifactStream)
+    }
+
+    fn check(&self, item: &Located<StreamFrame>) -> Vec<Finding> {
+        let mut findings = Vec::new();
+        check_frame(
+            &item.value.frame.artifact,
+            self.labelled,
+            &self.context,
+            &mut findings,
+        );
+        let location = at(
+            Surface::ArtifactStream,
+            item.line,
+            item.value.id.as_ref(),
+            None,
+        );
+        let mut out = Vec::new();
+        located(findings, &location, &mut out);
+        out
+    }
+}
+
+/// Verifies a conversation record line by line, in memory bounded by the longest line (and the
+/// calls it learns): for a record read with a [`RecordReader`](super::RecordReader) rather than
+/// collected.
+///
+/// Two facts about the whole record decide how a line is read (see [`verify_record`]): whether
+/// some line carries a `fence` key, and which tool or skill each call part names — a `tool`
+/// line may come before the call it answers is named. So verifying takes two passes:
+/// [`learn`](Self::learn) from every line, then [`verify`](Self::verify) every unit, in order.
+/// Both passes over the same record give exactly the findings [`verify_record`] gives, in the
+/// same order.
+///
+/// ```
+/// use fence_runtime::surfaces::{RecordReader, RecordVerifier, Unit, VerifyContext};
+///
+/// let record = b"{\"role\":\"tool\",\"tool_call_id\":\"c1\",\"content\":\"Triage notes\"}\n{\"role\":\"assistant\",\"content\":[{\"type\":\"tool_use\",\"id\":\"c1\",\"name\":\"triage\",\"input\":{}}]}\n";
+/// let mut verifier = RecordVerifier::new(VerifyContext::new().with_skills(["triage"]));
+///
+/// let mut first = RecordReader::new();
+/// first.push(record, |unit| if let Unit::Item(line) = unit { verifier.learn(&line.value) });
+/// first.finish(|unit| if let Unit::Item(line) = unit { verifier.learn(&line.value) });
+///
+/// let mut findings = Vec::new();
+/// let mut second = RecordReader::new();
+/// second.push(record, |unit| findings.extend(verifier.verify(&unit)));
+/// second.finish(|unit| findings.extend(verifier.verify(&unit)));
+/// assert!(findings.is_empty()); // line 1 is the skill's doc: line 2 named the call
+/// ```
+#[derive(Clone, Debug)]
+pub struct RecordVerifier {
+    context: VerifyContext,
+    labelled: bool,
+}
+
+impl RecordVerifier {
+    /// A verifier that has learned nothing about the record yet.
+    ///
+    /// ```
+    /// use fence_runtime::surfaces::{RecordVerifier, VerifyContext};
+    ///
+    /// assert!(!RecordVerifier::new(VerifyContext::new()).is_labelled());
+    /// ```
+    #[must_use]
+    pub fn new(context: VerifyContext) -> RecordVerifier {
+        RecordVerifier {
+            context,
+            labelled: false,
+        }
+    }
+
+    /// The first pass: learns from one line whether the record labels its lines, and the calls
+    /// its call parts name.
+    ///
+    /// ```
+    /// use fence_runtime::surfaces::{read_record, RecordVerifier, VerifyContext};
+    ///
+    /// let record = read_record(br#"{"role":"tool","content":[],"fence":null}"#);
+    /// let mut verifier = RecordVerifier::new(VerifyContext::new());
+    /// verifier.learn(&record.items[0].value);
+    /// assert!(verifier.is_labelled());
+    /// ```
+    pub fn learn(&mut self, message: &ParsedMessage) {
+        self.labelled |= message.fence.is_present();
+        self.context.learn_calls_from_message(message);
+    }
+
+    /// Whether the lines learned so far say the record labels its lines.
+    ///
+    /// ```
+    /// use fence_runtime::surfaces::{RecordVerifier, VerifyContext};
+    ///
+    /// assert!(!RecordVerifier::new(VerifyContext::new()).is_labelled());
+    /// ```
+    #[must_use]
+    pub fn is_labelled(&self) -> bool {
+        self.labelled
+    }
+
+    /// The context the lines are classified with: the one given, and the calls learned.
+    ///
+    /// ```
+    /// use fence_runtime::surfaces::{read_record, RecordVerifier, VerifyContext};
+    ///
+    /// let record = read_record(br#"{"role":"assistant","content":[{"type":"tool_use","id":"c1","name":"bash","input":{}}]}"#);
+    /// let mut verifier = RecordVerifier::new(VerifyContext::new());
+    /// verifier.learn(&record.items[0].value);
+    /// assert_eq!(verifier.context().call_name("c1"), Some("bash"));
+    /// ```
+    #[must_use]
+    pub fn context(&self) -> &VerifyContext {
+        &self.context
+    }
+
+    /// The second pass: the findings of one unit, located. A line is checked; a line that
+    /// could not be read is one [`FindingKind::UnreadableUnit`]; a line skipped has none.
+    ///
+    /// ```
+    /// use fence_runtime::surfaces::{RecordReader, RecordVerifier, VerifyContext};
+    ///
+    /// let verifier = RecordVerifier::new(VerifyContext::new());
+    /// let mut findings = Vec::new();
+    /// let mut reader = RecordReader::new();
+    /// reader.push(b"{\"role\":\"tool\",\"content\":\"raw page\"}\n", |unit| findings.extend(verifier.verify(&unit)));
+    /// assert_eq!(findings[0].kind.name(), "unfenced-tool-result");
+    /// ```
+    #[must_use]
+    pub fn verify(&self, unit: &Unit<ParsedMessage>) -> Vec<Finding> {
+        verify_unit(unit, |line| self.check(line), Surface::Record)
+    }
+
+    fn check(&self, line: &Located<ParsedMessage>) -> Vec<Finding> {
+        let mut out = Vec::new();
+        for (part, findings) in check_message(&line.value, self.labelled, &self.context) {
+            located(
+                findings,
+                &at(Surface::Record, line.line, None, part),
+                &mut out,
+            );
+        }
+        out
+    }
+}
+
+/// Verifies a trace line by line, in memory bounded by the longest line: for a trace read with
+/// a [`TraceReader`](super::TraceReader) rather than collected.
+///
+/// A trace is unlabelled and a line's verdict depends on nothing else in the trace, so one pass
+/// is enough. Over a whole trace it gives exactly the findings [`verify_trace`] gives.
+///
+/// ```
+/// use fence_runtime::surfaces::{TraceReader, TraceVerifier, VerifyContext};
+///
+/// let verifier = TraceVerifier::new(VerifyContext::new());
+/// let mut findings = Vec::new();
+/// let mut reader = TraceReader::new();
+/// reader.push(br#"{"event_type":"tool_call","tool_name":"bash","output":"hi","output_bytes":3,"status":"ok"}"#, |unit| findings.extend(verifier.verify(&unit)));
+/// reader.finish(|unit| findings.extend(verifier.verify(&unit)));
+/// let names: Vec<_> = findings.iter().map(|finding| finding.kind.name()).collect();
+/// assert_eq!(names, ["unfenced-tool-result", "output-bytes-mismatch"]);
+/// ```
+#[derive(Clone, Debug)]
+pub struct TraceVerifier {
+    context: VerifyContext,
+}
+
+impl TraceVerifier {
+    /// A verifier with `context`.
+    ///
+    /// ```
+    /// use fence_runtime::surfaces::{TraceVerifier, VerifyContext};
+    ///
+    /// let verifier = TraceVerifier::new(VerifyContext::new().with_skills(["triage"]));
+    /// # let _ = verifier;
+    /// ```
+    #[must_use]
+    pub fn new(context: VerifyContext) -> TraceVerifier {
+        TraceVerifier { context }
+    }
+
+    /// The findings of one unit, located. An event is checked; a line that could not be read is
+    /// one [`FindingKind::UnreadableUnit`]; a line skipped has none.
+    ///
+    /// ```
+    /// use fence_runtime::surfaces::{TraceReader, TraceVerifier, VerifyContext};
+    ///
+    /// let verifier = TraceVerifier::new(VerifyContext::new());
+    /// let mut findings = Vec::new();
+    /// let mut reader = TraceReader::new();
+    /// reader.push(b"{\"event_type\":\"turn_end\"}\n{\"no\":1}\n", |unit| findings.extend(verifier.verify(&unit)));
+    /// assert_eq!((findings.len(), findings[0].location.line), (1, 2));
+    /// ```
+    #[must_use]
+    pub fn verify(&self, unit: &Unit<ParsedEvent>) -> Vec<Finding> {
+        verify_unit(unit, |event| self.check(event), Surface::Trace)
+    }
+
+    fn check(&self, event: &Located<ParsedEvent>) -> Vec<Finding> {
+        let mut out = Vec::new();
         located(
-            check_event(&event.value, context),
+            check_event(&event.value, &self.context),
             &at(Surface::Trace, event.line, None, None),
             &mut out,
         );
+        out
     }
-    with_unreadable(trace, Surface::Trace, out)
+}
+
+/// The findings of one unit: an item's from `check`, a failed unit's one
+/// [`FindingKind::UnreadableUnit`].
+fn verify_unit<T>(
+    unit: &Unit<T>,
+    check: impl FnOnce(&Located<T>) -> Vec<Finding>,
+    surface: Surface,
+) -> Vec<Finding> {
+    match unit {
+        Unit::Item(item) => check(item),
+        Unit::Failed(error) => alloc::vec![unreadable(surface, error)],
+        Unit::Skipped => Vec::new(),
+    }
+}
+
+/// The findings of every unit of a collected surface, in line order: what the unit-by-unit
+/// verifiers give over the same units.
+fn verify_units<T>(
+    report: &Report<T>,
+    mut check: impl FnMut(&Located<T>) -> Vec<Finding>,
+    surface: Surface,
+) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for unit in report.read_units() {
+        match unit {
+            UnitRef::Item(item) => out.extend(check(item)),
+            UnitRef::Failed(error) => out.push(unreadable(surface, error)),
+        }
+    }
+    out
+}
+
+/// The one finding of a unit that could not be read: nothing in it was checked.
+fn unreadable(surface: Surface, error: &LineError) -> Finding {
+    Finding {
+        location: at(surface, error.line, error.frame_id.as_ref(), None),
+        kind: FindingKind::UnreadableUnit {
+            error: error.error.clone(),
+        },
+    }
 }
 
 /// Where a unit's findings are.
@@ -175,18 +505,4 @@ fn located(findings: Vec<FindingKind>, location: &Location, out: &mut Vec<Findin
         location: location.clone(),
         kind,
     }));
-}
-
-/// Adds one [`FindingKind::UnreadableUnit`] per unit the reader could not read, and puts every
-/// finding in line order. Each unit has a line of its own, and the sort is stable, so a unit's
-/// findings keep their order.
-fn with_unreadable<T>(report: &Report<T>, surface: Surface, mut out: Vec<Finding>) -> Vec<Finding> {
-    out.extend(report.errors.iter().map(|error: &LineError| Finding {
-        location: at(surface, error.line, error.frame_id.as_ref(), None),
-        kind: FindingKind::UnreadableUnit {
-            error: error.error.clone(),
-        },
-    }));
-    out.sort_by_key(|finding| finding.location.line);
-    out
 }

@@ -1,0 +1,239 @@
+//! Verifying the files found, a chunk at a time: a first pass learns what a surface's verdict
+//! depends on (whether it labels its units; the calls a workdir's frames and record name), a
+//! second pass verifies each unit and reports its findings at once.
+
+use std::fs::File;
+use std::io::{self, IsTerminal, Read};
+use std::time::Duration;
+
+use fence_runtime::surfaces::{
+    RecordReader, RecordVerifier, SseReader, StreamVerifier, TraceReader, TraceVerifier, Unit,
+    VerifyContext,
+};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use super::discover::{Discovery, Kind, Problem, Target};
+use super::report::{Reporter, Tally};
+use crate::exit::Failure;
+use crate::input::CHUNK;
+
+/// Inputs this large (the bytes both passes read) get a progress bar, on a terminal.
+const LARGE: u64 = 32 * 1024 * 1024;
+
+/// The verifier of one file, after its first pass.
+enum Verifier {
+    Stream(StreamVerifier),
+    Record(RecordVerifier),
+    Trace(TraceVerifier),
+}
+
+pub(super) fn verify(
+    found: &Discovery,
+    context: &VerifyContext,
+    reporter: &mut Reporter<'_>,
+) -> Result<(), Failure> {
+    let progress = Progress::new(found);
+    for (_, targets) in &found.groups {
+        // The first pass, streams before the record: the calls its frames name classify the
+        // record's lines.
+        let mut workdir = context.clone();
+        let mut verifiers = Vec::with_capacity(targets.len());
+        for target in targets.iter().filter(|target| target.kind == Kind::Stream) {
+            let mut verifier = StreamVerifier::new(context.clone());
+            let read = read_units(target, &progress, SseReader::new(), |unit| {
+                if let Unit::Item(frame) = unit {
+                    verifier.learn(&frame.value);
+                    workdir.learn_call_from_frame(&frame.value.frame);
+                }
+            });
+            verifiers.push((target, read.map(|()| Verifier::Stream(verifier))));
+        }
+        for target in targets.iter().filter(|target| target.kind == Kind::Record) {
+            let mut verifier = RecordVerifier::new(workdir.clone());
+            let read = read_units(target, &progress, RecordReader::new(), |unit| {
+                if let Unit::Item(line) = unit {
+                    verifier.learn(&line.value);
+                }
+            });
+            verifiers.push((target, read.map(|()| Verifier::Record(verifier))));
+        }
+        for target in targets.iter().filter(|target| target.kind == Kind::Trace) {
+            verifiers.push((
+                target,
+                Ok(Verifier::Trace(TraceVerifier::new(workdir.clone()))),
+            ));
+        }
+        // The second pass, in the order the files were found.
+        for target in targets {
+            let (_, verifier) = verifiers
+                .iter()
+                .find(|(t, _)| t.path == target.path)
+                .expect("every target has a verifier, or the error that stopped its first pass");
+            let verifier = match verifier {
+                Ok(verifier) => verifier,
+                Err(problem) => {
+                    progress.suspend(|| reporter.problem(problem))?;
+                    continue;
+                }
+            };
+            let mut tally = Tally::default();
+            let mut failed = Ok(());
+            let mut each = |findings: Vec<_>, unit_kind: UnitKind| {
+                tally.count(unit_kind);
+                for finding in findings {
+                    if failed.is_ok() {
+                        failed = progress.suspend(|| reporter.finding(&target.path, &finding));
+                    }
+                }
+            };
+            let read = match verifier {
+                Verifier::Stream(verifier) => {
+                    read_units(target, &progress, SseReader::new(), |unit| {
+                        each(verifier.verify(&unit), UnitKind::of(&unit));
+                    })
+                }
+                Verifier::Record(verifier) => {
+                    read_units(target, &progress, RecordReader::new(), |unit| {
+                        each(verifier.verify(&unit), UnitKind::of(&unit));
+                    })
+                }
+                Verifier::Trace(verifier) => {
+                    read_units(target, &progress, TraceReader::new(), |unit| {
+                        each(verifier.verify(&unit), UnitKind::of(&unit));
+                    })
+                }
+            };
+            failed?;
+            let labelled = match verifier {
+                Verifier::Stream(verifier) => Some(verifier.is_labelled()),
+                Verifier::Record(verifier) => Some(verifier.is_labelled()),
+                Verifier::Trace(_) => None,
+            };
+            match read {
+                Ok(()) => reporter.file(target, tally, labelled),
+                Err(problem) => progress.suspend(|| reporter.problem(&problem))?,
+            }
+        }
+    }
+    progress.finish();
+    Ok(())
+}
+
+/// What became of a unit, for the counts.
+#[derive(Clone, Copy)]
+pub(super) enum UnitKind {
+    Item,
+    Skipped,
+    Failed,
+}
+
+impl UnitKind {
+    fn of<T>(unit: &Unit<T>) -> UnitKind {
+        match unit {
+            Unit::Item(_) => UnitKind::Item,
+            Unit::Failed(_) => UnitKind::Failed,
+            _ => UnitKind::Skipped,
+        }
+    }
+}
+
+/// An incremental reader of one surface.
+trait UnitReader {
+    type Item;
+    fn push(&mut self, chunk: &[u8], on_unit: &mut dyn FnMut(Unit<Self::Item>));
+    fn finish(self, on_unit: &mut dyn FnMut(Unit<Self::Item>));
+}
+
+macro_rules! unit_reader {
+    ($reader:ty, $item:ty) => {
+        impl UnitReader for $reader {
+            type Item = $item;
+            fn push(&mut self, chunk: &[u8], on_unit: &mut dyn FnMut(Unit<$item>)) {
+                <$reader>::push(self, chunk, on_unit);
+            }
+            fn finish(self, on_unit: &mut dyn FnMut(Unit<$item>)) {
+                <$reader>::finish(self, on_unit);
+            }
+        }
+    };
+}
+
+unit_reader!(SseReader, fence_runtime::surfaces::StreamFrame);
+unit_reader!(RecordReader, fence_runtime::surfaces::ParsedMessage);
+unit_reader!(TraceReader, fence_runtime::surfaces::ParsedEvent);
+
+/// Reads `target` a chunk at a time through `reader`, handing every unit to `on_unit`.
+fn read_units<R: UnitReader>(
+    target: &Target,
+    progress: &Progress,
+    mut reader: R,
+    mut on_unit: impl FnMut(Unit<R::Item>),
+) -> Result<(), Problem> {
+    let problem = |error: io::Error| Problem {
+        path: target.path.clone(),
+        message: format!("cannot read: {error}"),
+    };
+    let mut file = File::open(&target.path).map_err(problem)?;
+    let mut buffer = vec![0; CHUNK];
+    loop {
+        match file.read(&mut buffer) {
+            Ok(0) => break,
+            Ok(read) => {
+                reader.push(&buffer[..read], &mut on_unit);
+                progress.advance(read);
+            }
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+            Err(error) => return Err(problem(error)),
+        }
+    }
+    reader.finish(&mut on_unit);
+    Ok(())
+}
+
+/// A progress bar on stderr, for large inputs on a terminal.
+struct Progress(Option<ProgressBar>);
+
+impl Progress {
+    fn new(found: &Discovery) -> Progress {
+        let total: u64 = found
+            .targets()
+            .map(|target| match target.kind {
+                Kind::Stream | Kind::Record => 2 * target.size,
+                Kind::Trace => target.size,
+            })
+            .sum();
+        if total < LARGE || !io::stderr().is_terminal() {
+            return Progress(None);
+        }
+        let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+        bar.set_style(
+            ProgressStyle::with_template(
+                "auditing [{bar:32}] {bytes}/{total_bytes} {bytes_per_sec} {eta} left",
+            )
+            .expect("the template is valid")
+            .progress_chars("=> "),
+        );
+        bar.enable_steady_tick(Duration::from_millis(200));
+        Progress(Some(bar))
+    }
+
+    fn advance(&self, bytes: usize) {
+        if let Some(bar) = &self.0 {
+            bar.inc(bytes as u64);
+        }
+    }
+
+    /// Runs `print` with the bar out of the way.
+    fn suspend<T>(&self, print: impl FnOnce() -> T) -> T {
+        match &self.0 {
+            Some(bar) => bar.suspend(print),
+            None => print(),
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(bar) = &self.0 {
+            bar.finish_and_clear();
+        }
+    }
+}

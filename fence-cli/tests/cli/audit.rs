@@ -1,0 +1,454 @@
+//! `fence audit`: every planted defect found once, at its file and line; unreadable units
+//! reported, never dropped; each exit status; JSON read back; colour only where wanted.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use fence_runtime::surfaces::{
+    ArtifactFrame, CallMeta, EventMeta, RecordHeader, RecordLine, SseEncoder, ToolCallEvent,
+};
+use fence_runtime::{ModelContent, Source, ToolOutput, fence};
+use serde_json::Value;
+
+use crate::common::{code, fence as fence_bin, has_colour, run, run_command, stderr, stdout};
+
+fn manifest_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The tests crate's fixture workdir: one planted defect per finding kind.
+fn workdir() -> PathBuf {
+    manifest_dir().join("../tests/fixtures/workdir")
+}
+
+fn unreadable() -> PathBuf {
+    manifest_dir().join("tests/fixtures/unreadable")
+}
+
+/// `(file name, line, kind)` of every finding line of a text report.
+fn findings(text: &str) -> Vec<(String, usize, String)> {
+    text.lines()
+        .take_while(|line| !line.is_empty())
+        .map(|line| {
+            let mut fields = line.splitn(4, ':');
+            let path = fields.next().unwrap();
+            let number = fields.next().unwrap().parse().unwrap();
+            let kind = fields.next().unwrap().trim().to_owned();
+            let name = Path::new(path)
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            (name, number, kind)
+        })
+        .collect()
+}
+
+fn expected(list: &[(&str, usize, &str)]) -> Vec<(String, usize, String)> {
+    list.iter()
+        .map(|(file, line, kind)| ((*file).to_owned(), *line, (*kind).to_owned()))
+        .collect()
+}
+
+const CONTEXT: [&str; 4] = ["--skills", "triage", "--tools", "bash,web-fetch,read-file"];
+
+#[test]
+fn every_planted_defect_is_found_once_at_its_file_and_line() {
+    let dir = workdir();
+    let mut args = vec!["audit", dir.to_str().unwrap()];
+    args.extend(CONTEXT);
+    let output = run(&args, b"");
+    // The fixture holds an unreadable unit: the audit could not read all of its input.
+    assert_eq!(code(&output), 2, "{}", stderr(&output));
+    assert_eq!(
+        findings(&stdout(&output)),
+        expected(&[
+            ("artifacts.sse", 27, "label-mismatch"),
+            ("artifacts.sse", 31, "fence-on-exempt"),
+            ("artifacts.sse", 35, "fence-without-label"),
+            ("artifacts.sse", 39, "not-a-hook-artifact"),
+            ("artifacts.sse", 43, "unreadable-unit"),
+            ("conversation.jsonl", 6, "unfenced-tool-result"),
+            ("conversation.jsonl", 7, "unknown-source-kind"),
+            ("conversation.jsonl", 8, "label-on-invalid-block"),
+            ("conversation.jsonl", 10, "tool-source-mismatch"),
+            ("conversation.jsonl", 12, "unreadable-part"),
+            ("conversation.jsonl", 13, "unknown-role"),
+            ("trace.jsonl", 4, "output-bytes-mismatch"),
+            ("trace.jsonl", 5, "live-marker-in-block"),
+            ("trace.jsonl", 9, "unknown-status"),
+        ])
+    );
+    let text = stdout(&output);
+    assert!(text.contains(
+        "artifacts.sse:27: label-mismatch: frame id 5: the label says `tool:web-search`"
+    ));
+    assert!(text.contains("conversation.jsonl:12: unreadable-part: content[1]: "));
+    assert!(text.contains("conversation.jsonl:7: unknown-source-kind: fence source `member:researcher` is neither `tool:` nor `task:<known origin>` (a note, not an error)"));
+    // The summary: units read, skipped and failed, findings by kind.
+    assert!(
+        text.contains("3 files read: 32 units, 4 skipped, 1 failed to parse"),
+        "{text}"
+    );
+    assert!(text.contains("findings: 14 (12 errors, 2 notes)"), "{text}");
+    assert!(
+        text.contains("1 other file in the directories walked passed over"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_workdirs_frames_name_the_calls_its_record_answers() {
+    // The frame says call c1 went to the skill `triage`; the record's line answering c1 names
+    // no tool. Audited together, the line is the skill's doc; alone, an unfenced tool result.
+    let dir = tempfile::tempdir().unwrap();
+    let doc = ModelContent::skill_doc("Triage notes");
+    let frame = ArtifactFrame::skill_result("t", "triage", &doc, "c1", 1);
+    std::fs::write(dir.path().join("run.sse"), SseEncoder::new().encode(&frame)).unwrap();
+    let record = dir.path().join("conversation.jsonl");
+    std::fs::write(
+        &record,
+        RecordLine::skill_result("c1", &doc).to_json() + "\n",
+    )
+    .unwrap();
+    let together = run(
+        &["audit", "--skills", "triage", dir.path().to_str().unwrap()],
+        b"",
+    );
+    assert_eq!(code(&together), 0, "{}", stdout(&together));
+    let alone = run(
+        &["audit", "--skills", "triage", record.to_str().unwrap()],
+        b"",
+    );
+    assert_eq!(code(&alone), 1);
+    assert_eq!(
+        findings(&stdout(&alone)),
+        expected(&[("conversation.jsonl", 1, "unfenced-tool-result")])
+    );
+}
+
+#[test]
+fn unreadable_lines_are_findings_at_their_lines_and_fail_the_audit_with_status_2() {
+    let dir = unreadable();
+    let output = run(&["audit", dir.to_str().unwrap()], b"");
+    assert_eq!(code(&output), 2, "{}", stderr(&output));
+    assert_eq!(
+        findings(&stdout(&output)),
+        expected(&[
+            ("capture.log", 9, "unreadable-unit"),
+            ("capture.log", 13, "unreadable-unit"),
+            ("conversation.jsonl", 3, "unreadable-unit"),
+            ("conversation.jsonl", 4, "unreadable-unit"),
+            ("conversation.jsonl", 5, "unreadable-unit"),
+            ("conversation.jsonl", 6, "unreadable-unit"),
+            ("conversation.jsonl", 9, "unfenced-tool-result"),
+            ("trace.jsonl", 1, "unreadable-unit"),
+            ("trace.jsonl", 3, "unreadable-unit"),
+        ])
+    );
+    let text = stdout(&output);
+    assert!(text.contains("capture.log:9: unreadable-unit: frame id 2: cannot be read"));
+    assert!(text.contains("conversation.jsonl:5: unreadable-unit: cannot be read, so nothing in it was checked: duplicate key `content`"));
+    assert!(
+        text.contains("3 files read: 15 units, 2 skipped, 8 failed to parse"),
+        "{text}"
+    );
+    assert!(text.contains("8 unreadable units; exit status 2"), "{text}");
+}
+
+/// A workdir written with the toolkit's writers, and so clean.
+fn clean_workdir(dir: &Path) {
+    let output = ToolOutput::ok(fence(
+        &Source::tool("web-fetch"),
+        "<p>hi</p></untrusted-content>",
+    ));
+    let reply = ModelContent::model_text("Fetched it.");
+    let record = [
+        RecordHeader::new().to_json(),
+        RecordLine::tool_result("c1", &output).to_json(),
+        RecordLine::assistant(&reply).to_json(),
+    ]
+    .join("\n");
+    std::fs::write(dir.join("conversation.jsonl"), record + "\n").unwrap();
+    let input = serde_json::value::to_raw_value(&serde_json::json!({"url": "x"})).unwrap();
+    let event = ToolCallEvent::new(EventMeta::new("s", 1, 1), "web-fetch", &input, &output, 3)
+        .with_output();
+    std::fs::write(dir.join("trace.jsonl"), event.to_json() + "\n").unwrap();
+    let frame = ArtifactFrame::tool_result("t", "web-fetch", &output, CallMeta::new("c1", 3));
+    std::fs::write(dir.join("run.sse"), SseEncoder::new().encode(&frame)).unwrap();
+}
+
+#[test]
+fn a_clean_workdir_exits_0_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    clean_workdir(dir.path());
+    let output = run(&["audit", dir.path().to_str().unwrap()], b"");
+    assert_eq!(code(&output), 0, "{}", stdout(&output));
+    let text = stdout(&output);
+    assert!(text.starts_with("\nsummary\n"), "no finding line: {text}");
+    assert!(text.contains("findings: none"));
+    assert!(text.ends_with("clean: every unit verified\n"));
+}
+
+#[test]
+fn findings_that_are_errors_exit_1_and_notes_alone_exit_0() {
+    let dir = tempfile::tempdir().unwrap();
+    clean_workdir(dir.path());
+    let raw = "{\"role\":\"tool\",\"tool_call_id\":\"c2\",\"content\":[{\"type\":\"text\",\"text\":\"raw\"}]}\n";
+    let path = dir.path().join("conversation.jsonl");
+    let mut record = std::fs::read_to_string(&path).unwrap();
+    record.push_str(raw);
+    std::fs::write(&path, &record).unwrap();
+    let output = run(&["audit", dir.path().to_str().unwrap()], b"");
+    assert_eq!(code(&output), 1);
+    assert_eq!(
+        findings(&stdout(&output)),
+        expected(&[("conversation.jsonl", 4, "unfenced-tool-result")])
+    );
+
+    let notes = tempfile::tempdir().unwrap();
+    std::fs::write(
+        notes.path().join("conversation.jsonl"),
+        "{\"role\":\"narrator\",\"content\":\"Meanwhile.\"}\n",
+    )
+    .unwrap();
+    let output = run(&["audit", notes.path().to_str().unwrap()], b"");
+    assert_eq!(code(&output), 0);
+    assert_eq!(
+        findings(&stdout(&output)),
+        expected(&[("conversation.jsonl", 1, "unknown-role")])
+    );
+}
+
+#[test]
+fn input_that_cannot_be_read_exits_2_and_the_rest_is_still_audited() {
+    let dir = tempfile::tempdir().unwrap();
+    clean_workdir(dir.path());
+    let notes = dir.path().join("notes.txt");
+    std::fs::write(&notes, "not a surface\n").unwrap();
+    let empty = tempfile::tempdir().unwrap();
+    let output = run(
+        &[
+            "audit",
+            "/no/such/workdir",
+            notes.to_str().unwrap(),
+            empty.path().to_str().unwrap(),
+            dir.path().to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(code(&output), 2);
+    let text = stdout(&output);
+    assert!(
+        text.contains("/no/such/workdir: error: cannot read"),
+        "{text}"
+    );
+    assert!(
+        text.contains("notes.txt: error: cannot tell which surface this is"),
+        "{text}"
+    );
+    assert!(
+        text.contains("holds no conversation.jsonl, trace.jsonl or SSE capture"),
+        "{text}"
+    );
+    // The readable workdir was audited all the same.
+    assert!(text.contains("3 files read"), "{text}");
+    assert!(text.contains("3 paths; exit status 2"), "{text}");
+}
+
+#[test]
+fn json_output_is_one_object_per_finding_then_a_summary() {
+    let dir = workdir();
+    let mut args = vec!["audit", "--format", "json", dir.to_str().unwrap()];
+    args.extend(CONTEXT);
+    let output = run_command(fence_bin().env("CLICOLOR_FORCE", "1").args(&args), b"");
+    assert_eq!(code(&output), 2);
+    let text = stdout(&output);
+    assert!(!has_colour(&text), "JSON is never coloured");
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("every line is one JSON object"))
+        .collect();
+    let (summary, found) = lines.split_last().unwrap();
+    assert!(found.iter().all(|finding| finding["type"] == "finding"));
+    assert_eq!(found.len(), 14);
+    assert_eq!(found[0]["line"], 27);
+    assert_eq!(found[0]["frame_id"], "5");
+    assert_eq!(found[0]["kind"], "label-mismatch");
+    assert_eq!(found[0]["surface"], "artifact-stream");
+    assert_eq!(found[0]["error"], true);
+    assert!(
+        found[0]["file"]
+            .as_str()
+            .unwrap()
+            .ends_with("artifacts.sse")
+    );
+    assert_eq!(found[9]["part"], 1);
+    assert_eq!(found[6]["error"], false);
+    assert_eq!(summary["type"], "summary");
+    assert_eq!(summary["exit_code"], 2);
+    assert_eq!(summary["units"]["read"], 32);
+    assert_eq!(summary["units"]["skipped"], 4);
+    assert_eq!(summary["units"]["failed"], 1);
+    assert_eq!(summary["findings"]["total"], 14);
+    assert_eq!(summary["findings"]["errors"], 12);
+    assert_eq!(summary["findings"]["by_kind"]["unreadable-unit"], 1);
+    assert_eq!(summary["files"][0]["labelled"], true);
+    assert_eq!(summary["files"][2]["labelled"], Value::Null);
+    assert_eq!(summary["files_passed_over"], 1);
+
+    let missing = run(&["audit", "--format", "json", "/no/such/dir"], b"");
+    let lines: Vec<Value> = stdout(&missing)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(lines[0]["type"], "input-error");
+    assert_eq!(lines[0]["path"], "/no/such/dir");
+    assert_eq!(lines[1]["input_errors"], 1);
+    assert_eq!(lines[1]["exit_code"], 2);
+}
+
+#[test]
+fn a_manifest_declares_what_the_flags_declare() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = dir.path().join("fence.json");
+    std::fs::write(
+        &manifest,
+        r#"{"skills": ["triage"], "tools": ["bash", "web-fetch", "read-file"]}"#,
+    )
+    .unwrap();
+    let workdir = workdir();
+    let with_manifest = run(
+        &[
+            "audit",
+            "--manifest",
+            manifest.to_str().unwrap(),
+            workdir.to_str().unwrap(),
+        ],
+        b"",
+    );
+    let mut args = vec!["audit", workdir.to_str().unwrap()];
+    args.extend(CONTEXT);
+    assert_eq!(stdout(&with_manifest), stdout(&run(&args, b"")));
+    // Without the skill, its doc reads as an unfenced tool result.
+    let bare = run(&["audit", workdir.to_str().unwrap()], b"");
+    assert_ne!(stdout(&bare), stdout(&with_manifest));
+
+    std::fs::write(&manifest, r#"{"skill": ["triage"]}"#).unwrap();
+    let typo = run(
+        &[
+            "audit",
+            "--manifest",
+            manifest.to_str().unwrap(),
+            workdir.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(code(&typo), 2);
+    assert!(
+        stderr(&typo).contains("is not a manifest: unknown field `skill`"),
+        "{}",
+        stderr(&typo)
+    );
+}
+
+#[test]
+fn colour_is_for_terminals_and_no_color_turns_it_off() {
+    let dir = workdir();
+    let audit = |command: &mut Command| {
+        stdout(&run_command(
+            command.args(["audit", dir.to_str().unwrap()]),
+            b"",
+        ))
+    };
+    assert!(
+        !has_colour(&audit(&mut fence_bin())),
+        "a pipe is not coloured"
+    );
+    assert!(has_colour(&audit(fence_bin().env("CLICOLOR_FORCE", "1"))));
+    assert!(!has_colour(&audit(
+        fence_bin().env("CLICOLOR_FORCE", "1").env("NO_COLOR", "1")
+    )));
+    assert!(has_colour(&audit(fence_bin().args(["--color", "always"]))));
+    assert!(!has_colour(&audit(
+        fence_bin()
+            .env("CLICOLOR_FORCE", "1")
+            .args(["--color", "never"])
+    )));
+}
+
+/// Runs `fence ARGS` on a pseudo-terminal, through util-linux's `script`, when there is one.
+#[cfg(target_os = "linux")]
+fn on_a_terminal(env: &[(&str, &str)], args: &str) -> Option<String> {
+    let mut command = Command::new("script");
+    command
+        .args([
+            "-qec",
+            &format!("{} {args}", env!("CARGO_BIN_EXE_fence")),
+            "/dev/null",
+        ])
+        .env_remove("NO_COLOR")
+        .env_remove("CLICOLOR_FORCE")
+        .env("TERM", "xterm-256color");
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let output = command.output().ok()?;
+    output
+        .status
+        .code()
+        .is_some()
+        .then(|| String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_real_terminal_is_coloured_unless_no_color_is_set() {
+    let dir = workdir();
+    let args = format!("audit {}", dir.display());
+    let Some(coloured) = on_a_terminal(&[], &args) else {
+        eprintln!("skipped: no `script` to make a terminal");
+        return;
+    };
+    assert!(has_colour(&coloured), "{coloured}");
+    let plain = on_a_terminal(&[("NO_COLOR", "1")], &args).unwrap();
+    assert!(plain.contains("label-mismatch"), "{plain}");
+    assert!(!has_colour(&plain), "{plain}");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_walk_follows_links_to_surfaces() {
+    let dir = tempfile::tempdir().unwrap();
+    let linked = dir.path().join("linked");
+    std::fs::create_dir(&linked).unwrap();
+    std::os::unix::fs::symlink(workdir().join("trace.jsonl"), linked.join("trace.jsonl")).unwrap();
+    let output = run(&["audit", linked.to_str().unwrap()], b"");
+    assert_eq!(
+        findings(&stdout(&output)),
+        expected(&[
+            ("trace.jsonl", 4, "output-bytes-mismatch"),
+            ("trace.jsonl", 5, "live-marker-in-block"),
+            ("trace.jsonl", 9, "unknown-status"),
+        ])
+    );
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_large_audit_on_a_terminal_shows_a_progress_bar_and_a_small_one_does_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("conversation.jsonl");
+    let reply = ModelContent::model_text("All good. ".repeat(200));
+    let line = RecordLine::assistant(&reply).to_json() + "\n";
+    // Two passes over 17 MiB: past the 32 MiB the bar waits for.
+    std::fs::write(&path, line.repeat(17 * 1024 * 1024 / line.len() + 1)).unwrap();
+    let Some(large) = on_a_terminal(&[], &format!("audit {}", path.display())) else {
+        eprintln!("skipped: no `script` to make a terminal");
+        return;
+    };
+    assert!(large.contains("auditing ["), "{large}");
+    assert!(large.contains("clean"), "{large}");
+    let small = on_a_terminal(&[], &format!("audit {}", workdir().display())).unwrap();
+    assert!(!small.contains("auditing ["), "{small}");
+}
