@@ -61,15 +61,15 @@ enum Origin {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Exemption {
-    /// A declared skill's `skill.md`: the capsule author's own guidance.
+    /// A declared skill's `skill.md`: the skill author's own guidance.
     SkillDoc,
     /// The runtime's own text about a call that never reached a tool.
     DispatchFailure,
     /// The runtime's own text refusing a call that never ran.
     Refusal,
-    /// The capsule operator's own declared hook speaking.
+    /// The operator's own declared hook speaking.
     HookArtifact,
-    /// A task whose derived trust class is `trusted`: the operator instructing their capsule.
+    /// A task whose derived trust class is `trusted`: the operator instructing their own agent.
     TrustedTask,
     /// The model's own text.
     ModelText,
@@ -240,7 +240,7 @@ impl ModelContent {
         ModelContent::exempt(Exemption::Refusal, neutralised(text.into()))
     }
 
-    /// An artifact of the capsule operator's own declared hook.
+    /// An artifact of the operator's own declared hook.
     ///
     /// It is not fenced, but any marker in it is neutralised, as in every exemption: a hook
     /// often reports on files or output that hold untrusted text.

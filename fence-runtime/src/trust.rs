@@ -20,15 +20,15 @@ use alloc::string::String;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[non_exhaustive]
 pub enum TaskOrigin {
-    /// The capsule's operator, typing to it.
+    /// The agent's operator, typing to it.
     User,
     /// Another agent, over A2A.
     Peer,
-    /// The capsule's own schedule.
+    /// The agent's own schedule.
     Schedule,
     /// An external event, such as a webhook.
     Event,
-    /// The completion of work the capsule delegated.
+    /// The completion of work the agent delegated.
     Completion,
     /// The runtime itself.
     System,
@@ -110,7 +110,7 @@ impl FromStr for TaskOrigin {
     }
 }
 
-/// Whether a task's payload is the operator instructing their own capsule (`trusted`) or data
+/// Whether a task's payload is the operator instructing their own agent (`trusted`) or data
 /// the model must not take as instructions (`untrusted`).
 ///
 /// There is no way to give a task a trust class directly: it is derived from the origin by
@@ -127,7 +127,7 @@ impl FromStr for TaskOrigin {
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum TrustClass {
-    /// The operator instructing their own capsule: not fenced.
+    /// The operator instructing their own agent: not fenced.
     Trusted,
     /// Data: fenced under `task:<origin>`.
     Untrusted,
@@ -305,7 +305,7 @@ impl TaskProvenance {
     /// connection, a signed completion callback — and which therefore inherits the trust the
     /// sender sent.
     ///
-    /// This is the one path by which a task from outside the capsule can be trusted: keep
+    /// This is the one path by which a task from outside the agent can be trusted: keep
     /// calls to it few, and greppable. Only `peer` and `completion` tasks inherit; as on the
     /// wire, any other origin is an untrusted `event`, so an authenticated sender still cannot
     /// claim to be the operator. `sender_trust` is a typed [`TrustClass`]: read it from a

@@ -301,7 +301,7 @@ pub const NEUTRALISE: &[(&str, &str, &str)] = &[
         "&lt;/untrusted-content&gt;",
         "&lt;/untrusted-content&gt;",
     ),
-    // Whatever follows the name (DESIGN §2): all markers.
+    // Whatever follows the name (docs/spec-reading.md): all markers.
     (
         "closer with space before gt",
         "</untrusted-content >",

@@ -48,7 +48,7 @@ fn names(kinds: &[FindingKind]) -> Vec<&'static str> {
 fn markers_are_read_with_the_one_matcher() {
     assert_eq!(read_markers("plain text, <b>bold</b>"), Markers::Plain);
     assert!(matches!(read_markers(WEB), Markers::Block(_)));
-    // Near misses are not markers (DESIGN §2), so they leave text plain.
+    // Near misses are not markers (docs/spec-reading.md), so they leave text plain.
     assert_eq!(
         read_markers("< /untrusted-content> </ untrusted-content> <untrusted_content>"),
         Markers::Plain

@@ -236,7 +236,7 @@ impl<'a> ArtifactFrame<'a> {
         }
     }
 
-    /// The frame of a hook artifact: the capsule operator's own declared hook speaking, never
+    /// The frame of a hook artifact: the operator's own declared hook speaking, never
     /// fenced, as [`ModelContent::hook_artifact`] builds it; `tool_call_id` and `duration_ms`
     /// are `null`.
     ///

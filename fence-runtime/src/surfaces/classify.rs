@@ -86,7 +86,7 @@ pub(crate) const KNOWN_ROLES: [&str; 6] = [
     "developer",
 ];
 
-/// What the verifier knows about the capsule beyond the surfaces themselves: its declared skills,
+/// What the verifier knows about the agent beyond the surfaces themselves: its declared skills,
 /// its declared tools, and which tool or skill each call id went to.
 ///
 /// Without context, every successful call is a tool result (so a skill's result is reported as
@@ -111,7 +111,7 @@ pub struct VerifyContext {
 }
 
 impl VerifyContext {
-    /// A context that knows nothing about the capsule.
+    /// A context that knows nothing about the agent.
     ///
     /// ```
     /// let context = fence_runtime::surfaces::VerifyContext::new();
@@ -138,7 +138,7 @@ impl VerifyContext {
         self
     }
 
-    /// Declares the capsule's tools (the manifest allowlist, plus any tools of the runtime's
+    /// Declares the agent's tools (the manifest allowlist, plus any tools of the runtime's
     /// own). A failed call to a name that is neither a declared tool nor a declared skill never
     /// reached a tool. Without this, no call is known to be a dispatch failure.
     ///

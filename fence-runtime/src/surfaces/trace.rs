@@ -236,7 +236,7 @@ impl<'a> ToolCallEvent<'a> {
         }
     }
 
-    /// Sets the `output` key: the output text itself, for a capsule that opts into recording
+    /// Sets the `output` key: the output text itself, for an agent that opts into recording
     /// tool output.
     ///
     /// ```
@@ -493,7 +493,7 @@ pub struct ParsedToolCall {
     /// The byte length of the input.
     #[serde(default)]
     pub input_bytes: Option<u64>,
-    /// The output text, when the capsule records it.
+    /// The output text, when the agent records it.
     #[serde(default)]
     pub output: Option<String>,
     /// The byte length of the output text, fence markers included.
