@@ -3,3 +3,8 @@
 
 pub mod tables;
 pub mod trust;
+
+/// The root README's Rust example compiles and runs.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct RootReadme;
