@@ -523,7 +523,6 @@ impl RenderError {
     }
 
     /// What went wrong, without the "could not render content" before it.
-    #[cfg(feature = "derive")]
     pub(crate) fn cause(&self) -> &impl fmt::Display {
         &self.cause
     }
