@@ -22,7 +22,7 @@
 //! (listed; called with a `task` param, a 2025-11-25 task), `roots` (asks the client for its
 //! roots), `echo`, `big` (a text of `bytes` bytes), `notify_big` (a log notification of `bytes`
 //! bytes, then a small result), `garbage`, `pid`, `linger` (the server outlives its input, with
-//! a child of its own), `stderr`, `received`, `crash` (exits with status 3 after `after_ms`).
+//! a child of its own), `stderr`, `received`, `crash` (exits after `after_ms` with `status`, 3 by default).
 
 // Logging and roots are deprecated by rmcp 3.11 (SEP-2577), yet servers and clients use them
 // today, so the proxy must carry them.
@@ -291,7 +291,7 @@ impl Server {
             tool("linger", "The server outlives its input, with a child process of its own."),
             tool("stderr", "Writes its `text` to stderr."),
             tool("received", "The cancellation notifications received, as they arrived."),
-            tool("crash", "Exits with status 3 after `after_ms`."),
+            tool("crash", "Exits after `after_ms` with `status` (3 by default)."),
         ]})
     }
 
@@ -440,8 +440,9 @@ impl Server {
             "received" => Ok(text(self.shared.received.lock().unwrap().join("\n"))),
             "crash" => {
                 let after = arg(&params, "after_ms").and_then(Value::as_u64).unwrap_or(0);
+                let status = arg(&params, "status").and_then(Value::as_i64).unwrap_or(3);
                 tokio::time::sleep(Duration::from_millis(after)).await;
-                std::process::exit(3);
+                std::process::exit(i32::try_from(status).unwrap());
             }
             _ => Err(ErrorData::invalid_params(format!("no tool {name}"), None)),
         }

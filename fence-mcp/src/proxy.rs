@@ -185,7 +185,7 @@ pub(crate) fn serve(
     if let Some(watcher) = watcher {
         watcher.close();
     }
-    if first != Event::UpstreamOutputClosed {
+    if !ended.output_closed {
         // Forward what the upstream said before it ended, and the errors for what it left
         // unanswered, while the client may still read them.
         let deadline = Instant::now() + options.grace();
@@ -307,6 +307,8 @@ fn watch_signals(events: Sender<Event>) -> Option<signal_hook::iterator::Handle>
 #[derive(Debug)]
 struct Ended {
     status: Option<ExitStatus>,
+    /// Whether its output has closed too (and its thread has delivered everything).
+    output_closed: bool,
 }
 
 /// Ends the session after `first`: the upstream's stdin is closed, and it has `grace` to exit;
@@ -322,6 +324,7 @@ fn shutdown(
     first: Event,
 ) -> Ended {
     to_upstream.close();
+    let mut output_closed = first == Event::UpstreamOutputClosed;
     let mut stage = if matches!(first, Event::Signal(_)) {
         Stage::Terminate
     } else {
@@ -340,10 +343,16 @@ fn shutdown(
                     kill(child);
                     return Ended {
                         status: Some(status),
+                        output_closed,
                     };
                 }
                 Ok(None) => {}
-                Err(_) => return Ended { status: None },
+                Err(_) => {
+                    return Ended {
+                        status: None,
+                        output_closed,
+                    };
+                }
             }
             let now = Instant::now();
             if now >= deadline {
@@ -354,6 +363,7 @@ fn shutdown(
                 .min(Duration::from_millis(10));
             match woken.recv_timeout(poll) {
                 Ok(Event::Signal(_)) => break false,
+                Ok(Event::UpstreamOutputClosed) => output_closed = true,
                 Ok(_) | Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => {}
             }
         };
@@ -386,7 +396,10 @@ fn shutdown(
                     session,
                     "the upstream did not exit even when killed; leaving it",
                 );
-                return Ended { status: None };
+                return Ended {
+                    status: None,
+                    output_closed,
+                };
             }
         };
     }

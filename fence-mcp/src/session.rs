@@ -564,7 +564,7 @@ impl Session {
     ) -> Outcome {
         let mut outcome = Outcome::new(Forward::Nothing);
         let too_big = format!(
-            "of {size} bytes is over the limit of {limit} bytes (raise it with --max-message-bytes)"
+            "{size} bytes, over the limit of {limit} bytes (raise it with --max-message-bytes)"
         );
         let key = skimmed
             .and_then(|message| message.id.as_ref())
@@ -585,17 +585,17 @@ impl Session {
                 outcome.reply.push(error_reply(
                     &id,
                     INTERNAL_ERROR,
-                    &format!("fence mcp: the request {method} {too_big}"),
+                    &format!("fence mcp: the request {method} is {too_big}"),
                 ));
                 outcome.notes.push(format!(
-                    "refused a request {method} from the upstream {too_big}"
+                    "refused a request {method} from the upstream, which is {too_big}"
                 ));
             }
             (Some(Skimmed { method: None, .. }), Some(key)) => {
                 match self.state().client.remove(&key) {
                     Some(pending) => {
                         let what = format!(
-                            "dropped the answer to {}, which {too_big}",
+                            "dropped the answer to {}, which is {too_big}",
                             pending.describe()
                         );
                         outcome.forward = Forward::Rewritten(error_reply(
@@ -606,7 +606,7 @@ impl Session {
                         outcome.notes.push(what);
                     }
                     None => outcome.notes.push(format!(
-                        "dropped an answer for id {key}, which no request is waiting on, {too_big}"
+                        "dropped an answer for id {key}, which no request is waiting on, of {too_big}"
                     )),
                 }
             }
@@ -617,13 +617,13 @@ impl Session {
                 }),
                 None,
             ) => {
-                outcome
-                    .notes
-                    .push(format!("dropped a notification {method} {too_big}"));
+                outcome.notes.push(format!(
+                    "dropped a notification {method}, which is {too_big}"
+                ));
             }
             _ => outcome
                 .notes
-                .push(format!("dropped a line that is not JSON-RPC {too_big}")),
+                .push(format!("dropped a line that is not JSON-RPC, of {too_big}")),
         }
         outcome
     }
@@ -637,7 +637,7 @@ impl Session {
     ) -> Outcome {
         let mut outcome = Outcome::new(Forward::Nothing);
         let too_big = format!(
-            "of {size} bytes is over the limit of {limit} bytes (raise it with --max-message-bytes)"
+            "{size} bytes, over the limit of {limit} bytes (raise it with --max-message-bytes)"
         );
         let id = skimmed
             .and_then(|message| message.id.as_ref())
@@ -651,7 +651,7 @@ impl Session {
                 outcome.reply.push(error_reply(
                     &id,
                     INVALID_REQUEST,
-                    &format!("fence mcp: the request {method} {too_big}"),
+                    &format!("fence mcp: the request {method} is {too_big}"),
                 ));
             }
             (None, Some(id)) => {
@@ -660,7 +660,7 @@ impl Session {
                     || "an answer from the client".to_owned(),
                     |method| format!("the client's answer to {method}"),
                 );
-                let what = format!("dropped {what}, which {too_big}");
+                let what = format!("dropped {what}, which is {too_big}");
                 outcome.forward = Forward::Rewritten(error_reply(
                     &id,
                     INTERNAL_ERROR,
@@ -669,10 +669,10 @@ impl Session {
                 outcome.notes.push(what);
             }
             (Some(method), None) => outcome.notes.push(format!(
-                "dropped a notification {method} from the client {too_big}"
+                "dropped a notification {method} from the client, which is {too_big}"
             )),
             (None, None) => outcome.notes.push(format!(
-                "dropped a line from the client that is not JSON-RPC {too_big}"
+                "dropped a line from the client that is not JSON-RPC, of {too_big}"
             )),
         }
         outcome
