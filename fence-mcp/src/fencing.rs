@@ -1,13 +1,16 @@
-//! What is fenced: each function takes one result (raw JSON) and returns it rewritten, or
-//! `None` when nothing in it changes (it is then forwarded as it came), or [`Malformed`] when
-//! it cannot be fenced and must not reach the client as it is.
+//! What is fenced. Each function writes one result (given as raw JSON) to an output buffer,
+//! rewritten, and says whether anything in it changed (when nothing did, the message is
+//! forwarded as it came); or it returns [`Malformed`] when the result cannot be fenced and must
+//! not reach the client as it is. Writing everything into one buffer on the way down copies a
+//! large text once, not once per level of the message.
 
 use std::borrow::Cow;
 
-use fence_runtime::{Source, fence, parse};
+use fence_runtime::{Source, fence, neutralise_bytes, parse};
+use memchr::memmem;
 use serde_json::value::RawValue;
 
-use crate::json::{self, Members, elements, neutralise_all, string};
+use crate::json::{self, Members, elements, keep, neutralise_into, string};
 
 /// Why a result could not be fenced: a shape through which text could reach a client
 /// unfenced. Said as a path into the result: "`content[2].text` is not a string".
@@ -29,8 +32,8 @@ impl From<json::TooDeep> for Malformed {
     }
 }
 
-/// A value rewritten: `None` when it is kept as it came.
-pub(crate) type Rewrite = Result<Option<Vec<u8>>, Malformed>;
+/// Whether a writer changed what it wrote, or why it could not write it.
+pub(crate) type Written = Result<bool, Malformed>;
 
 /// What the proxy noticed while fencing and reports on stderr: content it kept but could not
 /// label, because it does not know its type.
@@ -49,43 +52,132 @@ pub(crate) fn fenced_text(source: &Source, text: &str) -> Option<String> {
 }
 
 /// A `tools/call` result (`CallToolResult`): every text content block and every embedded text
-/// resource fenced under `source`, every string of `structuredContent` (and of the 2024 protocol's
-/// `toolResult`) neutralised, images, audio and resource links kept, `isError`, `_meta` and any
-/// other member kept.
-pub(crate) fn call_tool_result(raw: &RawValue, source: &Source, notes: &mut Notes) -> Rewrite {
-    let members =
-        Members::of(raw).ok_or_else(|| Malformed("the result is not an object".into()))?;
-    let mut replacements = Vec::with_capacity(members.0.len());
-    for (key, value) in &members.0 {
-        replacements.push(match key.as_ref() {
-            "content" => content(value, source, notes)?,
-            "structuredContent" | "toolResult" => neutralise_all(value)?,
-            _ => None,
-        });
+/// resource fenced under `source`, every string of `structuredContent` (and of the 2024
+/// protocol's `toolResult`) neutralised, images, audio and resource links kept, `isError`,
+/// `_meta` and any other member kept.
+pub(crate) fn call_tool_result(
+    result: &CallResult<'_>,
+    source: &Source,
+    notes: &mut Notes,
+    out: &mut Vec<u8>,
+) -> Written {
+    let mut changed = false;
+    out.push(b'{');
+    for (index, (key, part)) in result.0.iter().enumerate() {
+        if index > 0 {
+            out.push(b',');
+        }
+        json::write_string(out, key);
+        out.push(b':');
+        changed |= match part {
+            Part::Content(blocks) => json::write_elements(out, blocks, |index, block, out| {
+                content_block(block, &format!("content[{index}]"), source, notes, out)
+            })?,
+            Part::Raw(value) if key == "structuredContent" || key == "toolResult" => {
+                neutralise_into(value, out)?
+            }
+            Part::Raw(value) => keep(value, out),
+        };
     }
-    Ok(rewritten(raw, &members, &replacements))
+    out.push(b'}');
+    Ok(changed)
 }
 
-fn content(raw: &RawValue, source: &Source, notes: &mut Notes) -> Rewrite {
-    let blocks = elements(raw).ok_or_else(|| Malformed::at("content", "is not an array"))?;
-    let mut replacements = Vec::with_capacity(blocks.len());
-    for (index, block) in blocks.iter().enumerate() {
-        replacements.push(content_block(
-            block,
+/// A result as a `tools/call` result: its members in order, each value as raw JSON, but
+/// `content` read down to each block's members, all in one pass over what may be megabytes
+/// of text.
+#[derive(Debug)]
+pub(crate) struct CallResult<'a>(Vec<(Cow<'a, str>, Part<'a>)>);
+
+#[derive(Debug)]
+enum Part<'a> {
+    Content(Vec<Members<'a>>),
+    Raw(&'a RawValue),
+}
+
+impl<'de> serde::Deserialize<'de> for CallResult<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = CallResult<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a tools/call result")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Self::Value, A::Error> {
+                let mut members = Vec::with_capacity(map.size_hint().unwrap_or(4));
+                while let Some(json::Text(key)) = map.next_key::<json::Text<'de>>()? {
+                    let part = if key == "content" {
+                        Part::Content(map.next_value()?)
+                    } else {
+                        Part::Raw(map.next_value()?)
+                    };
+                    members.push((key, part));
+                }
+                Ok(CallResult(members))
+            }
+        }
+        deserializer.deserialize_map(Visitor)
+    }
+}
+
+impl<'a> CallResult<'a> {
+    /// Reads `raw` as a `tools/call` result, or says how it is not one.
+    pub(crate) fn read(raw: &'a RawValue) -> Result<CallResult<'a>, Malformed> {
+        if let Ok(result) = serde_json::from_str(raw.get()) {
+            return Ok(result);
+        }
+        let members =
+            Members::of(raw).ok_or_else(|| Malformed("the result is not an object".into()))?;
+        let content = members
+            .0
+            .iter()
+            .find(|(key, _)| key == "content")
+            .map_or(raw, |(_, content)| *content);
+        let blocks =
+            elements(content).ok_or_else(|| Malformed::at("content", "is not an array"))?;
+        let index = blocks
+            .iter()
+            .position(|block| Members::of(block).is_none())
+            .unwrap_or(0);
+        Err(Malformed::at(
             &format!("content[{index}]"),
-            source,
-            notes,
-        )?);
+            "is not an object",
+        ))
     }
-    Ok(replacements.iter().any(Option::is_some).then(|| {
-        let mut out = Vec::with_capacity(raw.get().len() + 128 * blocks.len());
-        json::write_array(&mut out, &blocks, &replacements);
-        out
-    }))
+
+    fn raw(&self, key: &str) -> Option<&'a RawValue> {
+        self.0.iter().find_map(|(name, part)| match part {
+            Part::Raw(value) if name == key => Some(*value),
+            _ => None,
+        })
+    }
+
+    /// The id of the task this result stands for, when it is a task handle rather than the
+    /// tool's result: the tasks extension's `resultType: "task"` and `taskId`, or the
+    /// 2025-11-25 protocol's `task` object (and no `content`).
+    pub(crate) fn task(&self) -> Option<String> {
+        if self.raw("resultType").and_then(string).as_deref() == Some("task") {
+            return self.raw("taskId").and_then(string).map(Cow::into_owned);
+        }
+        if self.0.iter().any(|(key, _)| key == "content") {
+            return None;
+        }
+        Members::of(self.raw("task")?)?
+            .string("taskId")
+            .map(Cow::into_owned)
+    }
 }
 
-fn content_block(raw: &RawValue, path: &str, source: &Source, notes: &mut Notes) -> Rewrite {
-    let members = Members::of(raw).ok_or_else(|| Malformed::at(path, "is not an object"))?;
+fn content_block(
+    members: &Members<'_>,
+    path: &str,
+    source: &Source,
+    notes: &mut Notes,
+    out: &mut Vec<u8>,
+) -> Written {
     let kind = members
         .one("type")
         .map_err(|_| Malformed::at(path, "has two `type` members"))?
@@ -93,57 +185,93 @@ fn content_block(raw: &RawValue, path: &str, source: &Source, notes: &mut Notes)
             string(kind).ok_or_else(|| Malformed::at(path, "has a `type` that is not a string"))
         })
         .transpose()?;
-    let replace = |field: &str, each: &dyn Fn(&RawValue, &str) -> Rewrite| {
-        let mut replacements = Vec::with_capacity(members.0.len());
-        for (key, value) in &members.0 {
-            replacements.push(if key == field {
-                each(value, &format!("{path}.{field}"))?
-            } else {
-                None
-            });
-        }
-        Ok::<_, Malformed>(rewritten(raw, &members, &replacements))
-    };
     match kind.as_deref() {
-        Some("text") => replace("text", &|text, path| fenced_string(text, path, source)),
-        Some("resource") => replace("resource", &|resource, path| {
-            resource_contents(resource, path, source)
+        Some("text") => members.write_each(out, |key, value, out| match key {
+            "text" => fenced_string(value, &format!("{path}.text"), source, out),
+            _ => Ok(keep(value, out)),
         }),
-        Some("image" | "audio" | "resource_link") => Ok(None),
+        Some("resource") => members.write_each(out, |key, value, out| match key {
+            "resource" => resource_contents(value, &format!("{path}.resource"), source, out),
+            _ => Ok(keep(value, out)),
+        }),
+        Some("image" | "audio" | "resource_link") => {
+            members.write_each(out, |_, value, out| Ok(keep(value, out)))
+        }
         other => {
             let kind = other.map_or_else(|| "no type".to_owned(), |kind| format!("type {kind:?}"));
             notes.0.push(format!(
                 "kept a content block of {kind} that the proxy does not know, with its strings \
                  neutralised but not fenced: it reaches the model unlabelled"
             ));
-            Ok(neutralise_all(raw)?)
+            Ok(json::neutralise_members(members, out)?)
         }
     }
 }
 
-/// A string member fenced under `source`.
-fn fenced_string(raw: &RawValue, path: &str, source: &Source) -> Rewrite {
+/// A string member fenced under `source`, written as JSON.
+fn fenced_string(raw: &RawValue, path: &str, source: &Source, out: &mut Vec<u8>) -> Written {
+    let json = raw.get();
+    if !json.starts_with('"') {
+        return Err(Malformed::at(path, "is not a string"));
+    }
+    let escaped = &json.as_bytes()[1..json.len() - 1];
+    if fence_escaped_as_is(escaped) {
+        write_fenced_escaped(escaped, source, out);
+        return Ok(true);
+    }
     let text = string(raw).ok_or_else(|| Malformed::at(path, "is not a string"))?;
-    Ok(fenced_text(source, &text).map(|block| {
-        let mut out = Vec::with_capacity(block.len() + block.len() / 8 + 2);
-        json::write_string(&mut out, &block);
-        out
-    }))
+    Ok(match fenced_text(source, &text) {
+        Some(block) => {
+            json::write_string(out, &block);
+            true
+        }
+        None => keep(raw, out),
+    })
+}
+
+/// Whether a JSON string's escaped text can be fenced as it is, without decoding it: when it
+/// has no `\u` and no `\/` escape, every character that can be part of a marker (`<`, `/`,
+/// `-` and letters) stands for itself, and the other escapes (`\"`, `\\`, `\b`, `\f`, `\n`,
+/// `\r`, `\t`) stand for characters that cannot be; a backslash is never part of a marker,
+/// so no marker starts inside an escape. The escaped text then spells exactly the markers
+/// the text does, at the same places, and neutralising it is neutralising the text. A text
+/// that starts like a block is decoded instead, to see whether it is one already.
+fn fence_escaped_as_is(escaped: &[u8]) -> bool {
+    const OPENER: &[u8] = b"<untrusted-content source=";
+    memmem::find(escaped, b"\\u").is_none()
+        && memmem::find(escaped, b"\\/").is_none()
+        && !escaped
+            .get(..OPENER.len())
+            .is_some_and(|start| start.eq_ignore_ascii_case(OPENER))
+}
+
+/// Writes the JSON string of the block fencing the text `escaped` spells (see
+/// [`fence_escaped_as_is`]): the fence's own opening and closing lines, escaped, around the
+/// escaped text neutralised.
+fn write_fenced_escaped(escaped: &[u8], source: &Source, out: &mut Vec<u8>) {
+    let empty = fence(source, "");
+    // The source is sanitised, so the opening marker's line ends at the block's first `\n`.
+    let (head, tail) = empty
+        .as_str()
+        .split_at(empty.as_str().find('\n').map_or(0, |at| at + 1));
+    let content = neutralise_bytes(escaped);
+    out.reserve(content.len() + head.len() + tail.len() + 16);
+    json::write_string(out, head);
+    out.pop();
+    out.extend_from_slice(&content);
+    let quote = out.len();
+    json::write_string(out, tail);
+    out.remove(quote);
 }
 
 /// A resource's contents (`TextResourceContents` or `BlobResourceContents`): its `text` fenced
 /// under `source`, a `blob` kept.
-fn resource_contents(raw: &RawValue, path: &str, source: &Source) -> Rewrite {
+fn resource_contents(raw: &RawValue, path: &str, source: &Source, out: &mut Vec<u8>) -> Written {
     let members = Members::of(raw).ok_or_else(|| Malformed::at(path, "is not an object"))?;
-    let mut replacements = Vec::with_capacity(members.0.len());
-    for (key, value) in &members.0 {
-        replacements.push(if key == "text" {
-            fenced_string(value, &format!("{path}.text"), source)?
-        } else {
-            None
-        });
-    }
-    Ok(rewritten(raw, &members, &replacements))
+    members.write_each(out, |key, value, out| match key {
+        "text" => fenced_string(value, &format!("{path}.text"), source, out),
+        _ => Ok(keep(value, out)),
+    })
 }
 
 /// The source of a resource's text: `resource:` and its URI.
@@ -154,98 +282,60 @@ pub(crate) fn resource_source(uri: &str) -> Source {
 
 /// A `resources/read` result: the `text` of every item of `contents` fenced under
 /// `resource:<the item's uri>` (the URI asked for when an item has none), blobs kept.
-pub(crate) fn read_resource_result(raw: &RawValue, asked: Option<&str>) -> Rewrite {
+pub(crate) fn read_resource_result(
+    raw: &RawValue,
+    asked: Option<&str>,
+    out: &mut Vec<u8>,
+) -> Written {
     let members =
         Members::of(raw).ok_or_else(|| Malformed("the result is not an object".into()))?;
-    let mut replacements = Vec::with_capacity(members.0.len());
-    for (key, value) in &members.0 {
-        replacements.push(if key == "contents" {
-            let items =
-                elements(value).ok_or_else(|| Malformed::at("contents", "is not an array"))?;
-            let mut fenced = Vec::with_capacity(items.len());
-            for (index, item) in items.iter().enumerate() {
-                let path = format!("contents[{index}]");
-                let uri = Members::of(item)
-                    .ok_or_else(|| Malformed::at(&path, "is not an object"))?
-                    .string("uri");
-                let uri = uri.as_deref().or(asked).unwrap_or_default();
-                fenced.push(resource_contents(item, &path, &resource_source(uri))?);
-            }
-            fenced.iter().any(Option::is_some).then(|| {
-                let mut out = Vec::with_capacity(value.get().len() + 128 * items.len());
-                json::write_array(&mut out, &items, &fenced);
-                out
-            })
-        } else {
-            None
-        });
-    }
-    Ok(rewritten(raw, &members, &replacements))
+    members.write_each(out, |key, value, out| {
+        if key != "contents" {
+            return Ok(keep(value, out));
+        }
+        let items = elements(value).ok_or_else(|| Malformed::at("contents", "is not an array"))?;
+        json::write_elements(out, &items, |index, item, out| {
+            let path = format!("contents[{index}]");
+            let uri = Members::of(item)
+                .ok_or_else(|| Malformed::at(&path, "is not an object"))?
+                .string("uri");
+            let uri = uri.as_deref().or(asked).unwrap_or_default();
+            resource_contents(item, &path, &resource_source(uri), out)
+        })
+    })
 }
 
 /// A task's state (a `tasks/get` result, a task status notification's params, an item of
 /// `tasks/list`): a finished task's inline `result` fenced as a `tools/call` result under
 /// `source`, and a failed task's `error` neutralised as [`error_object`] does.
-pub(crate) fn task_state(raw: &RawValue, source: &Source, notes: &mut Notes) -> Rewrite {
+pub(crate) fn task_state(
+    raw: &RawValue,
+    source: &Source,
+    notes: &mut Notes,
+    out: &mut Vec<u8>,
+) -> Written {
     let Some(members) = Members::of(raw) else {
-        return Ok(None);
+        return Ok(keep(raw, out));
     };
-    let mut replacements = Vec::with_capacity(members.0.len());
-    for (key, value) in &members.0 {
-        replacements.push(match key.as_ref() {
-            "result" => call_tool_result(value, source, notes)
-                .map_err(|Malformed(problem)| Malformed(format!("the task's result: {problem}")))?,
-            "error" => error_object(value)?,
-            _ => None,
-        });
-    }
-    Ok(rewritten(raw, &members, &replacements))
+    members.write_each(out, |key, value, out| match key {
+        "result" => CallResult::read(value)
+            .and_then(|result| call_tool_result(&result, source, notes, out))
+            .map_err(|Malformed(problem)| Malformed(format!("the task's result: {problem}"))),
+        "error" => error_object(value, out),
+        _ => Ok(keep(value, out)),
+    })
 }
 
-/// The id of the task a task state or a task handle names (`taskId`, or `task.taskId`).
+/// The id of the task a task state names (`taskId`).
 pub(crate) fn task_id(raw: &RawValue) -> Option<String> {
-    let members = Members::of(raw)?;
-    if let Some(id) = members.string("taskId") {
-        return Some(id.into_owned());
-    }
-    Members::of(members.one("task").ok()??)?
-        .string("taskId")
-        .map(Cow::into_owned)
-}
-
-/// Whether a `tools/call` result is a task handle rather than the tool's result: the tasks
-/// extension's `resultType: "task"`, or the 2025-11-25 protocol's `task` object in place of
-/// `content`.
-pub(crate) fn is_task_handle(raw: &RawValue) -> bool {
-    let Some(members) = Members::of(raw) else {
-        return false;
-    };
-    members.string("resultType").as_deref() == Some("task")
-        || (members.one("task").is_ok_and(|task| task.is_some())
-            && members
-                .one("content")
-                .is_ok_and(|content| content.is_none()))
+    Members::of(raw)?.string("taskId").map(Cow::into_owned)
 }
 
 /// A JSON-RPC error object answering a call whose result would be fenced: kept, with every
 /// string in it (`message`, `data`) neutralised. It is not fenced: like a dispatch failure, it
 /// says the call could not be made rather than carrying the tool's output.
-pub(crate) fn error_object(raw: &RawValue) -> Rewrite {
-    Ok(neutralise_all(raw)?)
-}
-
-/// `raw` rebuilt with its replaced members, or `None` when no member was replaced.
-fn rewritten(
-    raw: &RawValue,
-    members: &Members<'_>,
-    replacements: &[Option<Vec<u8>>],
-) -> Option<Vec<u8>> {
-    replacements.iter().any(Option::is_some).then(|| {
-        let grown: usize = replacements.iter().flatten().map(Vec::len).sum();
-        let mut out = Vec::with_capacity(raw.get().len() + grown);
-        members.write_with(&mut out, replacements);
-        out
-    })
+pub(crate) fn error_object(raw: &RawValue, out: &mut Vec<u8>) -> Written {
+    Ok(neutralise_into(raw, out)?)
 }
 
 #[cfg(test)]
@@ -256,10 +346,20 @@ mod tests {
         serde_json::from_str(json).unwrap()
     }
 
+    /// `json` as a `tools/call` result, fenced under `tool:t`.
+    fn call(json: &str, notes: &mut Notes, out: &mut Vec<u8>) -> Written {
+        call_tool_result(
+            &CallResult::read(raw(json))?,
+            &Source::tool("t"),
+            notes,
+            out,
+        )
+    }
+
     fn fenced(json: &str) -> String {
-        let out = call_tool_result(raw(json), &Source::tool("t"), &mut Notes::default())
-            .unwrap()
-            .expect("rewritten");
+        let mut out = Vec::new();
+        let changed = call(json, &mut Notes::default(), &mut out);
+        assert!(changed.unwrap(), "rewritten");
         String::from_utf8(out).unwrap()
     }
 
@@ -306,7 +406,7 @@ mod tests {
             r#"{"content":[{"type":"resource","resource":"a"}]}"#,
         ] {
             assert!(
-                call_tool_result(raw(json), &Source::tool("t"), &mut Notes::default()).is_err(),
+                call(json, &mut Notes::default(), &mut Vec::new()).is_err(),
                 "{json}"
             );
         }
@@ -315,13 +415,13 @@ mod tests {
     #[test]
     fn a_content_type_the_proxy_does_not_know_is_neutralised_and_noted() {
         let mut notes = Notes::default();
-        let out = call_tool_result(
-            raw(r#"{"content":[{"type":"video","caption":"</untrusted-content>"}]}"#),
-            &Source::tool("t"),
+        let mut out = Vec::new();
+        let changed = call(
+            r#"{"content":[{"type":"video","caption":"</untrusted-content>"}]}"#,
             &mut notes,
-        )
-        .unwrap()
-        .unwrap();
+            &mut out,
+        );
+        assert!(changed.unwrap());
         assert_eq!(
             String::from_utf8(out).unwrap(),
             r#"{"content":[{"type":"video","caption":"<!MURMUR-NEUTRALISED!/untrusted-content>"}]}"#
@@ -332,12 +432,15 @@ mod tests {
 
     #[test]
     fn resource_text_is_fenced_under_its_uri() {
-        let out = read_resource_result(
-            raw(r#"{"contents":[{"uri":"file:///a>b","text":"x"},{"text":"y"},{"uri":"u","blob":"AA=="}]}"#),
+        let mut out = Vec::new();
+        let changed = read_resource_result(
+            raw(
+                r#"{"contents":[{"uri":"file:///a>b","text":"x"},{"text":"y"},{"uri":"u","blob":"AA=="}]}"#,
+            ),
             Some("file:///asked"),
-        )
-        .unwrap()
-        .unwrap();
+            &mut out,
+        );
+        assert!(changed.unwrap());
         assert_eq!(
             String::from_utf8(out).unwrap(),
             r#"{"contents":[{"uri":"file:///a>b","text":"<untrusted-content source=resource:file:///a_b>\nx\n</untrusted-content>"},{"text":"<untrusted-content source=resource:file:///asked>\ny\n</untrusted-content>"},{"uri":"u","blob":"AA=="}]}"#
@@ -346,28 +449,31 @@ mod tests {
 
     #[test]
     fn task_handles_and_states() {
-        assert!(is_task_handle(raw(
-            r#"{"resultType":"task","taskId":"a","status":"working"}"#
-        )));
-        assert!(is_task_handle(raw(
-            r#"{"task":{"taskId":"a","status":"working"}}"#
-        )));
-        assert!(!is_task_handle(raw(r#"{"content":[],"task":1}"#)));
+        let task = |json| CallResult::read(raw(json)).unwrap().task();
         assert_eq!(
-            task_id(raw(r#"{"task":{"taskId":"a"}}"#)).as_deref(),
+            task(r#"{"resultType":"task","taskId":"a","status":"working"}"#).as_deref(),
             Some("a")
         );
         assert_eq!(
-            task_id(raw(r#"{"taskId":"b","status":"completed"}"#)).as_deref(),
+            task(r#"{"task":{"taskId":"b","status":"working"}}"#).as_deref(),
             Some("b")
         );
-        let out = task_state(
-            raw(r#"{"taskId":"b","status":"completed","result":{"content":[{"type":"text","text":"x"}]}}"#),
+        assert_eq!(task(r#"{"content":[],"task":{"taskId":"c"}}"#), None);
+        assert_eq!(task(r#"{"content":[]}"#), None);
+        assert_eq!(
+            task_id(raw(r#"{"taskId":"d","status":"completed"}"#)).as_deref(),
+            Some("d")
+        );
+        let mut out = Vec::new();
+        let changed = task_state(
+            raw(
+                r#"{"taskId":"b","status":"completed","result":{"content":[{"type":"text","text":"x"}]}}"#,
+            ),
             &Source::tool("t"),
             &mut Notes::default(),
-        )
-        .unwrap()
-        .unwrap();
+            &mut out,
+        );
+        assert!(changed.unwrap());
         assert_eq!(
             String::from_utf8(out).unwrap(),
             r#"{"taskId":"b","status":"completed","result":{"content":[{"type":"text","text":"<untrusted-content source=tool:t>\nx\n</untrusted-content>"}]}}"#

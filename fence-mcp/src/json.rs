@@ -12,11 +12,12 @@ use serde::Deserialize;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
-/// How deep [`neutralise_all`] follows nested arrays and objects; `serde_json` refuses to build a
+/// How deep [`neutralise_into`] follows nested arrays and objects; `serde_json` refuses to build a
 /// `Value` deeper than this, so no JSON a `serde_json` client accepts is deeper.
 pub(crate) const MAX_DEPTH: usize = 128;
 
 /// A JSON string, borrowed from the input when it has no escapes.
+#[derive(Debug)]
 pub(crate) struct Text<'a>(pub(crate) Cow<'a, str>);
 
 impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
@@ -42,6 +43,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
 }
 
 /// A JSON object's members in order, duplicates kept, each value as raw JSON.
+#[derive(Debug)]
 pub(crate) struct Members<'a>(pub(crate) Vec<(Cow<'a, str>, &'a RawValue)>);
 
 impl<'de> Deserialize<'de> for Members<'de> {
@@ -89,22 +91,25 @@ impl<'a> Members<'a> {
         string(self.one(key).ok()??)
     }
 
-    /// Writes the object: member `i`'s value is `replacements[i]` when that is `Some`, else the
-    /// value as it came.
-    pub(crate) fn write_with(&self, out: &mut Vec<u8>, replacements: &[Option<Vec<u8>>]) {
+    /// Writes the object, each member's value written by `value` (given its key, its raw JSON
+    /// and the output), which says whether it wrote the value changed.
+    pub(crate) fn write_each<E>(
+        &self,
+        out: &mut Vec<u8>,
+        mut value: impl FnMut(&str, &'a RawValue, &mut Vec<u8>) -> Result<bool, E>,
+    ) -> Result<bool, E> {
+        let mut changed = false;
         out.push(b'{');
-        for (index, (key, value)) in self.0.iter().enumerate() {
+        for (index, (key, raw)) in self.0.iter().enumerate() {
             if index > 0 {
                 out.push(b',');
             }
             write_string(out, key);
             out.push(b':');
-            match replacements.get(index) {
-                Some(Some(json)) => out.extend_from_slice(json),
-                _ => out.extend_from_slice(value.get().as_bytes()),
-            }
+            changed |= value(key, raw, out)?;
         }
         out.push(b'}');
+        Ok(changed)
     }
 }
 
@@ -130,88 +135,95 @@ pub(crate) fn write_string(out: &mut Vec<u8>, text: &str) {
     serde_json::to_writer(&mut *out, text).unwrap_or_default();
 }
 
-/// Writes an array: element `i` is `replacements[i]` when that is `Some`, else as it came.
-pub(crate) fn write_array(
+/// Writes an array, each element written by `element` (given its index, the element and the
+/// output), which says whether it wrote the element changed.
+pub(crate) fn write_elements<T, E>(
     out: &mut Vec<u8>,
-    elements: &[&RawValue],
-    replacements: &[Option<Vec<u8>>],
-) {
+    items: &[T],
+    mut element: impl FnMut(usize, &T, &mut Vec<u8>) -> Result<bool, E>,
+) -> Result<bool, E> {
+    let mut changed = false;
     out.push(b'[');
-    for (index, element) in elements.iter().enumerate() {
+    for (index, item) in items.iter().enumerate() {
         if index > 0 {
             out.push(b',');
         }
-        match replacements.get(index) {
-            Some(Some(json)) => out.extend_from_slice(json),
-            _ => out.extend_from_slice(element.get().as_bytes()),
-        }
+        changed |= element(index, item, out)?;
     }
     out.push(b']');
+    Ok(changed)
+}
+
+/// Writes `raw` as it came: the value a writer keeps.
+pub(crate) fn keep(raw: &RawValue, out: &mut Vec<u8>) -> bool {
+    out.extend_from_slice(raw.get().as_bytes());
+    false
 }
 
 /// JSON nested deeper than [`MAX_DEPTH`].
 #[derive(Debug)]
 pub(crate) struct TooDeep;
 
-/// `raw` with every string in it neutralised, keys included, or `None` when no string spells
-/// a marker (the value is then kept as it came).
-pub(crate) fn neutralise_all(raw: &RawValue) -> Result<Option<Vec<u8>>, TooDeep> {
-    neutralise_at(raw, 0)
+/// Writes `raw` with every string in it neutralised, keys included; says whether any string
+/// changed.
+pub(crate) fn neutralise_into(raw: &RawValue, out: &mut Vec<u8>) -> Result<bool, TooDeep> {
+    // A marker starts with `<`, which JSON spells as itself or as a `\u` escape: JSON with
+    // neither has none to neutralise, and is copied without being parsed.
+    let json = raw.get().as_bytes();
+    if memchr::memchr(b'<', json).is_none() && memchr::memmem::find(json, b"\\u").is_none() {
+        return Ok(keep(raw, out));
+    }
+    neutralise_at(raw, 0, out)
 }
 
-fn neutralise_at(raw: &RawValue, depth: usize) -> Result<Option<Vec<u8>>, TooDeep> {
+fn neutralise_at(raw: &RawValue, depth: usize, out: &mut Vec<u8>) -> Result<bool, TooDeep> {
     match raw.get().as_bytes().first() {
-        Some(b'"') => Ok(string(raw).and_then(|text| match neutralise(&text) {
-            Cow::Borrowed(_) => None,
-            Cow::Owned(neutralised) => {
-                let mut out = Vec::with_capacity(neutralised.len() + 2);
-                write_string(&mut out, &neutralised);
-                Some(out)
+        Some(b'"') => match string(raw).as_deref().map(neutralise) {
+            Some(Cow::Owned(neutralised)) => {
+                write_string(out, &neutralised);
+                Ok(true)
             }
-        })),
-        Some(b'{') => {
-            if depth >= MAX_DEPTH {
-                return Err(TooDeep);
-            }
-            let Some(mut members) = Members::of(raw) else {
-                return Ok(None);
-            };
-            let mut replacements = Vec::with_capacity(members.0.len());
-            let mut changed = false;
-            for (key, value) in &mut members.0 {
-                if let Cow::Owned(neutralised) = neutralise(key) {
-                    *key = Cow::Owned(neutralised);
-                    changed = true;
-                }
-                let replacement = neutralise_at(value, depth + 1)?;
-                changed |= replacement.is_some();
-                replacements.push(replacement);
-            }
-            Ok(changed.then(|| {
-                let mut out = Vec::with_capacity(raw.get().len() + 64);
-                members.write_with(&mut out, &replacements);
-                out
-            }))
-        }
-        Some(b'[') => {
-            if depth >= MAX_DEPTH {
-                return Err(TooDeep);
-            }
-            let Some(items) = elements(raw) else {
-                return Ok(None);
-            };
-            let mut replacements = Vec::with_capacity(items.len());
-            for item in &items {
-                replacements.push(neutralise_at(item, depth + 1)?);
-            }
-            Ok(replacements.iter().any(Option::is_some).then(|| {
-                let mut out = Vec::with_capacity(raw.get().len() + 64);
-                write_array(&mut out, &items, &replacements);
-                out
-            }))
-        }
-        _ => Ok(None),
+            _ => Ok(keep(raw, out)),
+        },
+        Some(b'{' | b'[') if depth >= MAX_DEPTH => Err(TooDeep),
+        Some(b'{') => match Members::of(raw) {
+            Some(members) => members_at(&members, depth, out),
+            None => Ok(keep(raw, out)),
+        },
+        Some(b'[') => match elements(raw) {
+            Some(items) => write_elements(out, &items, |_, item, out| {
+                neutralise_at(item, depth + 1, out)
+            }),
+            None => Ok(keep(raw, out)),
+        },
+        _ => Ok(keep(raw, out)),
     }
+}
+
+/// Writes an object's members with every string neutralised, keys included, as
+/// [`neutralise_into`] does; says whether any changed.
+pub(crate) fn neutralise_members(
+    members: &Members<'_>,
+    out: &mut Vec<u8>,
+) -> Result<bool, TooDeep> {
+    members_at(members, 0, out)
+}
+
+fn members_at(members: &Members<'_>, depth: usize, out: &mut Vec<u8>) -> Result<bool, TooDeep> {
+    let mut changed = false;
+    out.push(b'{');
+    for (index, (key, value)) in members.0.iter().enumerate() {
+        if index > 0 {
+            out.push(b',');
+        }
+        let key = neutralise(key);
+        changed |= matches!(key, Cow::Owned(_));
+        write_string(out, &key);
+        out.push(b':');
+        changed |= neutralise_at(value, depth + 1, out)?;
+    }
+    out.push(b'}');
+    Ok(changed)
 }
 
 #[cfg(test)]
@@ -223,9 +235,15 @@ mod tests {
     }
 
     fn neutralised(json: &str) -> Option<String> {
-        neutralise_all(raw(json))
-            .unwrap()
-            .map(|out| String::from_utf8(out).unwrap())
+        let mut out = Vec::new();
+        let changed = neutralise_into(raw(json), &mut out).unwrap();
+        let out = String::from_utf8(out).unwrap();
+        if changed {
+            Some(out)
+        } else {
+            assert_eq!(out, json, "kept as it came");
+            None
+        }
     }
 
     #[test]
@@ -240,7 +258,8 @@ mod tests {
             "123456789012345678901234567890"
         );
         let mut out = Vec::new();
-        members.write_with(&mut out, &[]);
+        let changed = members.write_each(&mut out, |_, value, out| Ok::<_, ()>(keep(value, out)));
+        assert_eq!(changed, Ok(false));
         assert_eq!(String::from_utf8(out).unwrap(), json);
     }
 
@@ -255,7 +274,7 @@ mod tests {
     }
 
     #[test]
-    fn neutralise_all_rewrites_every_string_and_key_and_nothing_else() {
+    fn neutralising_rewrites_every_string_and_key_and_nothing_else() {
         assert_eq!(neutralised(r#"{"a":[1,"x",{"b":null}],"c":1e400}"#), None);
         assert_eq!(
             neutralised(
@@ -271,10 +290,14 @@ mod tests {
     }
 
     #[test]
-    fn neutralise_all_refuses_json_deeper_than_serde_json_reads() {
-        let deep = format!("{}{}", "[".repeat(MAX_DEPTH + 1), "]".repeat(MAX_DEPTH + 1));
-        assert!(neutralise_all(raw(&deep)).is_err());
-        let fine = format!("{}{}", "[".repeat(MAX_DEPTH), "]".repeat(MAX_DEPTH));
-        assert_eq!(neutralise_all(raw(&fine)).unwrap(), None);
+    fn neutralising_refuses_json_deeper_than_serde_json_reads_only_when_it_must_look() {
+        let nested = |depth: usize, inner: &str| {
+            format!("{}{inner}{}", "[".repeat(depth), "]".repeat(depth))
+        };
+        let mut out = Vec::new();
+        assert!(neutralise_into(raw(&nested(MAX_DEPTH + 1, r#""<""#)), &mut out).is_err());
+        assert_eq!(neutralised(&nested(MAX_DEPTH, r#""<""#)), None);
+        // With no `<` anywhere there is nothing to look for, however deep.
+        assert_eq!(neutralised(&nested(10 * MAX_DEPTH, "1")), None);
     }
 }

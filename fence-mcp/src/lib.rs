@@ -133,5 +133,7 @@ pub use crate::options::{DEFAULT_GRACE, DEFAULT_MAX_MESSAGE_BYTES, Options};
 /// }
 /// ```
 pub fn run(options: &Options) -> ExitCode {
+    proxy::widen_pipe(&std::io::stdin());
+    proxy::widen_pipe(&std::io::stdout());
     proxy::serve(options, std::io::stdin(), std::io::stdout())
 }

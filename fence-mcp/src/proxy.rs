@@ -105,6 +105,17 @@ fn spawn(options: &Options) -> io::Result<Child> {
     command.spawn()
 }
 
+/// Gives a pipe a 1 MiB buffer (Linux's limit for an unprivileged process), so a large
+/// message crosses it in a few hand-offs between processes rather than hundreds of 64 KiB
+/// ones. Anything that is not a pipe, or a system that refuses, keeps what it has.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+pub(crate) fn widen_pipe(pipe: &impl std::os::fd::AsFd) {
+    let _ = nix::fcntl::fcntl(pipe, nix::fcntl::FcntlArg::F_SETPIPE_SZ(1 << 20));
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+pub(crate) fn widen_pipe<T>(_pipe: &T) {}
+
 /// The name the proxy uses for the upstream until the server gives its own: the command's file
 /// name.
 fn command_name(command: &OsStr) -> String {
@@ -147,6 +158,8 @@ pub(crate) fn serve(
     let (Some(upstream_in), Some(upstream_out)) = (child.stdin.take(), child.stdout.take()) else {
         unreachable!("both pipes were asked for")
     };
+    widen_pipe(&upstream_in);
+    widen_pipe(&upstream_out);
     let to_upstream = Arc::new(Sink::new(upstream_in));
     let to_client = Arc::new(Sink::new(client_out));
     let (events, woken) = mpsc::channel();

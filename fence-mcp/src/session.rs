@@ -13,7 +13,7 @@ use fence_runtime::Source;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use crate::fencing::{self, Malformed, Notes};
+use crate::fencing::{self, CallResult, Malformed, Notes};
 use crate::json::{self, Members, Text, elements};
 
 /// What a client's request asked, as far as fencing its answer goes.
@@ -203,7 +203,9 @@ impl Session {
                 Forward::Nothing
             } else {
                 let mut out = Vec::with_capacity(line.len());
-                json::write_array(&mut out, &kept, &[]);
+                let _ = json::write_elements(&mut out, &kept, |_, message, out| {
+                    Ok::<_, ()>(json::keep(message, out))
+                });
                 Forward::Rewritten(out)
             };
             return outcome;
@@ -283,6 +285,13 @@ impl Session {
             Ok(text) => text,
             Err(err) => return unreadable(line, &err.to_string()),
         };
+        if text.trim_start().starts_with('{') {
+            // One pass over the message, which may be megabytes.
+            return match serde_json::from_str::<Members<'_>>(text) {
+                Ok(members) => self.upstream_message(text, &members),
+                Err(err) => unreadable(line, &err.to_string()),
+            };
+        }
         let raw: &RawValue = match serde_json::from_str(text) {
             Ok(raw) => raw,
             Err(err) => return unreadable(line, &err.to_string()),
@@ -293,39 +302,36 @@ impl Session {
             };
             let mut outcome = Outcome::new(Forward::Nothing);
             let mut kept = Vec::with_capacity(batch.len());
-            let mut replacements = Vec::with_capacity(batch.len());
             for message in batch {
-                let one = self.upstream_message(message);
+                let one = match Members::of(message) {
+                    Some(members) => self.upstream_message(message.get(), &members),
+                    None => unreadable(message.get().as_bytes(), "not a JSON-RPC message"),
+                };
                 outcome.reply.extend(one.reply);
                 outcome.notes.extend(one.notes);
                 match one.forward {
-                    Forward::AsIs => {
-                        kept.push(message);
-                        replacements.push(None);
-                    }
-                    Forward::Rewritten(json) => {
-                        kept.push(message);
-                        replacements.push(Some(json));
-                    }
+                    Forward::AsIs => kept.push(message.get().as_bytes().to_vec()),
+                    Forward::Rewritten(json) => kept.push(json),
                     Forward::Nothing => {}
                 }
             }
             if !kept.is_empty() {
                 let mut out = Vec::with_capacity(line.len());
-                json::write_array(&mut out, &kept, &replacements);
+                let _ = json::write_elements(&mut out, &kept, |_, message, out| {
+                    out.extend_from_slice(message);
+                    Ok::<_, ()>(true)
+                });
                 outcome.forward = Forward::Rewritten(out);
             }
             return outcome;
         }
-        self.upstream_message(raw)
+        unreadable(line, "not a JSON-RPC message")
     }
 
-    fn upstream_message(&self, raw: &RawValue) -> Outcome {
-        let Some(members) = Members::of(raw) else {
-            return unreadable(raw.get().as_bytes(), "not a JSON-RPC message");
-        };
+    /// One message (`json`, read as `members`) from the upstream.
+    fn upstream_message(&self, json: &str, members: &Members<'_>) -> Outcome {
         let (Ok(id), Ok(method)) = (members.one("id"), members.one("method")) else {
-            return unreadable(raw.get().as_bytes(), "two `id` or two `method` members");
+            return unreadable(json.as_bytes(), "two `id` or two `method` members");
         };
         let key = id.and_then(id_key);
         match (method.and_then(json::string), key) {
@@ -335,19 +341,19 @@ impl Session {
             }
             (Some(method), None) => {
                 if method == "notifications/tasks" || method == "notifications/tasks/status" {
-                    self.task_notification(raw, &members)
+                    self.task_notification(json, members)
                 } else {
                     Outcome::new(Forward::AsIs)
                 }
             }
-            (None, Some(key)) => self.response(raw, &members, &key),
+            (None, Some(key)) => self.response(json, members, &key),
             (None, None) => {
                 if members.one("error").is_ok_and(|error| error.is_some()) {
                     // An error for no request, such as the answer to a line that was not JSON.
                     Outcome::new(Forward::AsIs)
                 } else {
                     unreadable(
-                        raw.get().as_bytes(),
+                        json.as_bytes(),
                         "neither a request, a notification nor a response",
                     )
                 }
@@ -355,7 +361,7 @@ impl Session {
         }
     }
 
-    fn response(&self, raw: &RawValue, members: &Members<'_>, key: &str) -> Outcome {
+    fn response(&self, json: &str, members: &Members<'_>, key: &str) -> Outcome {
         let Some(pending) = self.state().client.remove(key) else {
             if members.one("error").is_ok_and(|error| error.is_some()) {
                 return Outcome::new(Forward::AsIs);
@@ -367,27 +373,17 @@ impl Session {
             return outcome;
         };
         let mut notes = Notes::default();
-        let mut replacements = Vec::with_capacity(members.0.len());
-        let mut problem = None;
-        for (name, value) in &members.0 {
-            let replaced = match name.as_ref() {
-                "result" => self.fence_result(&pending.asked, value, &mut notes),
-                "error" => match pending.asked {
-                    Asked::CallTool(_) | Asked::TaskResult(_) | Asked::ReadResource(_) => {
-                        fencing::error_object(value)
-                    }
-                    _ => Ok(None),
-                },
-                _ => Ok(None),
-            };
-            match replaced {
-                Ok(replaced) => replacements.push(replaced),
-                Err(Malformed(what)) => {
-                    problem = Some(what);
-                    break;
+        let mut out = Vec::with_capacity(json.len() + 256);
+        let written = members.write_each(&mut out, |name, value, out| match name {
+            "result" => self.fence_result(&pending.asked, value, &mut notes, out),
+            "error" => match pending.asked {
+                Asked::CallTool(_) | Asked::TaskResult(_) | Asked::ReadResource(_) => {
+                    fencing::error_object(value, out)
                 }
-            }
-        }
+                _ => Ok(json::keep(value, out)),
+            },
+            _ => Ok(json::keep(value, out)),
+        });
         let mut outcome = Outcome::new(Forward::AsIs);
         let mut state = self.state();
         for note in notes.0 {
@@ -396,22 +392,22 @@ impl Session {
             }
         }
         drop(state);
-        if let Some(problem) = problem {
-            let what = format!(
-                "withheld the answer of {} to {}, which cannot be fenced: {problem}",
-                self.name(),
-                pending.describe()
-            );
-            outcome.forward = Forward::Rewritten(error_reply(
-                &pending.id,
-                INTERNAL_ERROR,
-                &format!("fence mcp: {what}"),
-            ));
-            outcome.notes.push(what);
-        } else if replacements.iter().any(Option::is_some) {
-            let mut out = Vec::with_capacity(raw.get().len() + 256);
-            members.write_with(&mut out, &replacements);
-            outcome.forward = Forward::Rewritten(out);
+        match written {
+            Err(Malformed(problem)) => {
+                let what = format!(
+                    "withheld the answer of {} to {}, which cannot be fenced: {problem}",
+                    self.name(),
+                    pending.describe()
+                );
+                outcome.forward = Forward::Rewritten(error_reply(
+                    &pending.id,
+                    INTERNAL_ERROR,
+                    &format!("fence mcp: {what}"),
+                ));
+                outcome.notes.push(what);
+            }
+            Ok(true) => outcome.forward = Forward::Rewritten(out),
+            Ok(false) => {}
         }
         outcome
     }
@@ -421,52 +417,37 @@ impl Session {
         asked: &Asked,
         result: &RawValue,
         notes: &mut Notes,
-    ) -> fencing::Rewrite {
+        out: &mut Vec<u8>,
+    ) -> fencing::Written {
         match asked {
             Asked::CallTool(tool) => {
-                if fencing::is_task_handle(result) {
-                    if let Some(task) = fencing::task_id(result) {
-                        self.state().tasks.insert(task, tool.clone());
-                    }
+                let result = CallResult::read(result)?;
+                if let Some(task) = result.task() {
+                    self.state().tasks.insert(task, tool.clone());
                 }
-                fencing::call_tool_result(result, &Source::tool(tool), notes)
+                fencing::call_tool_result(&result, &Source::tool(tool), notes, out)
             }
             Asked::TaskResult(task) => {
-                fencing::call_tool_result(result, &self.task_source(task.as_deref()), notes)
+                let source = self.task_source(task.as_deref());
+                fencing::call_tool_result(&CallResult::read(result)?, &source, notes, out)
             }
             Asked::TaskGet(task) => {
                 let task = fencing::task_id(result).or_else(|| task.clone());
-                fencing::task_state(result, &self.task_source(task.as_deref()), notes)
+                fencing::task_state(result, &self.task_source(task.as_deref()), notes, out)
             }
             Asked::TaskList => {
                 let Some(members) = Members::of(result) else {
-                    return Ok(None);
+                    return Ok(json::keep(result, out));
                 };
-                let mut replacements = Vec::with_capacity(members.0.len());
-                for (name, value) in &members.0 {
-                    replacements.push(match (name.as_ref(), elements(value)) {
-                        ("tasks", Some(tasks)) => {
-                            let mut each = Vec::with_capacity(tasks.len());
-                            for task in &tasks {
-                                let source = self.task_source(fencing::task_id(task).as_deref());
-                                each.push(fencing::task_state(task, &source, notes)?);
-                            }
-                            each.iter().any(Option::is_some).then(|| {
-                                let mut out = Vec::with_capacity(value.get().len() + 256);
-                                json::write_array(&mut out, &tasks, &each);
-                                out
-                            })
-                        }
-                        _ => None,
-                    });
-                }
-                Ok(replacements.iter().any(Option::is_some).then(|| {
-                    let mut out = Vec::with_capacity(result.get().len() + 256);
-                    members.write_with(&mut out, &replacements);
-                    out
-                }))
+                members.write_each(out, |name, value, out| match (name, elements(value)) {
+                    ("tasks", Some(tasks)) => json::write_elements(out, &tasks, |_, task, out| {
+                        let source = self.task_source(fencing::task_id(task).as_deref());
+                        fencing::task_state(task, &source, notes, out)
+                    }),
+                    _ => Ok(json::keep(value, out)),
+                })
             }
-            Asked::ReadResource(uri) => fencing::read_resource_result(result, uri.as_deref()),
+            Asked::ReadResource(uri) => fencing::read_resource_result(result, uri.as_deref(), out),
             Asked::Initialize => {
                 let mut state = self.state();
                 if !state.named {
@@ -477,9 +458,9 @@ impl Session {
                         state.name = server.into_owned();
                     }
                 }
-                Ok(None)
+                Ok(json::keep(result, out))
             }
-            Asked::Other => Ok(None),
+            Asked::Other => Ok(json::keep(result, out)),
         }
     }
 
@@ -494,33 +475,28 @@ impl Session {
         }
     }
 
-    fn task_notification(&self, raw: &RawValue, members: &Members<'_>) -> Outcome {
+    fn task_notification(&self, json: &str, members: &Members<'_>) -> Outcome {
         let mut notes = Notes::default();
-        let mut replacements = Vec::with_capacity(members.0.len());
-        for (name, value) in &members.0 {
-            let replaced = if name == "params" {
+        let mut out = Vec::with_capacity(json.len() + 256);
+        let written = members.write_each(&mut out, |name, value, out| {
+            if name == "params" {
                 let source = self.task_source(fencing::task_id(value).as_deref());
-                match fencing::task_state(value, &source, &mut notes) {
-                    Ok(replaced) => replaced,
-                    Err(Malformed(problem)) => {
-                        let mut outcome = Outcome::new(Forward::Nothing);
-                        outcome.notes.push(format!(
-                            "dropped a task status notification that cannot be fenced: {problem}"
-                        ));
-                        return outcome;
-                    }
-                }
+                fencing::task_state(value, &source, &mut notes, out)
             } else {
-                None
-            };
-            replacements.push(replaced);
-        }
+                Ok(json::keep(value, out))
+            }
+        });
         let mut outcome = Outcome::new(Forward::AsIs);
         outcome.notes = notes.0;
-        if replacements.iter().any(Option::is_some) {
-            let mut out = Vec::with_capacity(raw.get().len() + 256);
-            members.write_with(&mut out, &replacements);
-            outcome.forward = Forward::Rewritten(out);
+        match written {
+            Err(Malformed(problem)) => {
+                outcome.forward = Forward::Nothing;
+                outcome.notes.push(format!(
+                    "dropped a task status notification that cannot be fenced: {problem}"
+                ));
+            }
+            Ok(true) => outcome.forward = Forward::Rewritten(out),
+            Ok(false) => {}
         }
         outcome
     }
@@ -708,5 +684,237 @@ fn asked(method: &str, params: Option<&RawValue>) -> Asked {
         "tasks/list" => Asked::TaskList,
         "resources/read" => Asked::ReadResource(param("uri")),
         _ => Asked::Other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn session() -> Session {
+        Session::new("server".into(), false)
+    }
+
+    fn text(forward: &Forward) -> &str {
+        match forward {
+            Forward::Rewritten(json) => std::str::from_utf8(json).unwrap(),
+            other => panic!("rewritten: {other:?}"),
+        }
+    }
+
+    fn call(session: &Session, id: &str, tool: &str) {
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}"}}}}"#
+        );
+        assert_eq!(session.client_line(line.as_bytes()).forward, Forward::AsIs);
+    }
+
+    const RESULT: &str = r#"{"content":[{"type":"text","text":"x"}]}"#;
+
+    fn answer(id: &str) -> String {
+        format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{RESULT}}}"#)
+    }
+
+    #[test]
+    fn the_two_id_spaces_are_apart() {
+        let session = session();
+        call(&session, "0", "fetch");
+        // The server's own request 0, and the client's answer to it: neither touches the
+        // client's request 0.
+        let request = br#"{"jsonrpc":"2.0","id":0,"method":"roots/list"}"#;
+        assert_eq!(session.upstream_line(request).forward, Forward::AsIs);
+        let reply = br#"{"jsonrpc":"2.0","id":0,"result":{"roots":[]}}"#;
+        assert_eq!(session.client_line(reply).forward, Forward::AsIs);
+        let outcome = session.upstream_line(answer("0").as_bytes());
+        assert!(text(&outcome.forward).contains("source=tool:fetch"));
+    }
+
+    #[test]
+    fn ids_of_different_types_are_different_requests() {
+        let session = session();
+        call(&session, "1", "one");
+        call(&session, r#""1""#, "string-one");
+        assert!(
+            text(&session.upstream_line(answer(r#""1""#).as_bytes()).forward)
+                .contains("source=tool:string-one")
+        );
+        assert!(
+            text(&session.upstream_line(answer("1").as_bytes()).forward)
+                .contains("source=tool:one")
+        );
+    }
+
+    #[test]
+    fn a_result_for_no_request_is_dropped_and_an_error_passes() {
+        let session = session();
+        let outcome = session.upstream_line(answer("9").as_bytes());
+        assert_eq!(outcome.forward, Forward::Nothing);
+        assert_eq!(outcome.notes.len(), 1);
+        // Answered once: a second answer to the same id is for no request.
+        call(&session, "1", "t");
+        assert!(matches!(
+            session.upstream_line(answer("1").as_bytes()).forward,
+            Forward::Rewritten(_)
+        ));
+        assert_eq!(
+            session.upstream_line(answer("1").as_bytes()).forward,
+            Forward::Nothing
+        );
+        let error =
+            br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}}"#;
+        assert_eq!(session.upstream_line(error).forward, Forward::AsIs);
+    }
+
+    #[test]
+    fn a_cancelled_request_is_still_fenced_but_spared_the_error_when_the_upstream_ends() {
+        let session = session();
+        call(&session, "1", "a");
+        call(&session, "2", "b");
+        let cancel =
+            br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#;
+        assert_eq!(session.client_line(cancel).forward, Forward::AsIs);
+        let errors = session.upstream_gone();
+        assert_eq!(errors.len(), 1);
+        assert!(
+            std::str::from_utf8(&errors[0])
+                .unwrap()
+                .starts_with(r#"{"jsonrpc":"2.0","id":2,"error":{"code":-32000"#)
+        );
+        assert_eq!(session.unanswered(), 1);
+        // After the end, a new request is refused at once.
+        let outcome = session.client_line(br#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#);
+        assert_eq!(outcome.forward, Forward::Nothing);
+        assert_eq!(outcome.reply.len(), 1);
+
+        let session = Session::new("server".into(), false);
+        call(&session, "1", "a");
+        assert_eq!(session.client_line(cancel).forward, Forward::AsIs);
+        assert!(
+            text(&session.upstream_line(answer("1").as_bytes()).forward).contains("source=tool:a")
+        );
+    }
+
+    #[test]
+    fn batches_are_fenced_element_by_element() {
+        let session = session();
+        let batch = br#"[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a"}},{"jsonrpc":"2.0","id":2,"method":"ping"}]"#;
+        assert!(matches!(
+            session.client_line(batch).forward,
+            Forward::Rewritten(_)
+        ));
+        let answers = format!(
+            r#"[{},{{"jsonrpc":"2.0","id":2,"result":{{}}}},{}]"#,
+            answer("1"),
+            answer("7")
+        );
+        let outcome = session.upstream_line(answers.as_bytes());
+        let out: Vec<serde_json::Value> = serde_json::from_str(text(&outcome.forward)).unwrap();
+        assert_eq!(out.len(), 2, "the answer to no request is dropped");
+        assert!(
+            out[0]["result"]["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .starts_with("<untrusted-content source=tool:a>")
+        );
+        assert_eq!(
+            out[1],
+            serde_json::json!({"jsonrpc":"2.0","id":2,"result":{}})
+        );
+    }
+
+    #[test]
+    fn the_servers_name_comes_from_initialize_unless_one_was_given() {
+        let initialize = br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}"#;
+        let answer =
+            br#"{"jsonrpc":"2.0","id":0,"result":{"serverInfo":{"name":"files","version":"1"}}}"#;
+        let session = session();
+        session.client_line(initialize);
+        assert_eq!(session.upstream_line(answer).forward, Forward::AsIs);
+        assert_eq!(session.name(), "files");
+        let named = Session::new("mine".into(), true);
+        named.client_line(initialize);
+        named.upstream_line(answer);
+        assert_eq!(named.name(), "mine");
+    }
+
+    #[test]
+    fn a_task_started_by_a_call_is_fenced_under_its_tool_and_an_unknown_one_under_the_server() {
+        let session = session();
+        call(&session, "1", "crawl");
+        let handle = br#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"task","taskId":"t1","status":"working"}}"#;
+        assert_eq!(session.upstream_line(handle).forward, Forward::AsIs);
+        for (id, task) in [("2", "t1"), ("3", "t9")] {
+            let request = format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tasks/result","params":{{"taskId":"{task}"}}}}"#
+            );
+            session.client_line(request.as_bytes());
+        }
+        assert!(
+            text(&session.upstream_line(answer("2").as_bytes()).forward)
+                .contains("source=tool:crawl")
+        );
+        assert!(
+            text(&session.upstream_line(answer("3").as_bytes()).forward)
+                .contains("source=mcp:server")
+        );
+        let status = format!(
+            r#"{{"jsonrpc":"2.0","method":"notifications/tasks","params":{{"taskId":"t1","status":"completed","result":{RESULT}}}}}"#
+        );
+        assert!(
+            text(&session.upstream_line(status.as_bytes()).forward).contains("source=tool:crawl")
+        );
+    }
+
+    #[test]
+    fn an_answer_that_cannot_be_fenced_becomes_an_error() {
+        let session = session();
+        call(&session, "1", "t");
+        let outcome = session.upstream_line(
+            br#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":7}]}}"#,
+        );
+        assert_eq!(
+            text(&outcome.forward),
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"fence mcp: withheld the answer of server to tools/call `t`, which cannot be fenced: `content[0].text` is not a string"}}"#
+        );
+        assert_eq!(outcome.notes.len(), 1);
+    }
+
+    #[test]
+    fn lines_that_are_not_json_rpc_are_dropped_with_a_note() {
+        let session = session();
+        for line in [
+            &b"hello"[..],
+            b"42",
+            b"{\"jsonrpc\":\"2.0\"}",
+            b"{\"id\":1,\"id\":2,\"result\":{}}",
+            b"\xff",
+        ] {
+            let outcome = session.upstream_line(line);
+            assert_eq!(outcome.forward, Forward::Nothing, "{line:?}");
+            assert_eq!(outcome.notes.len(), 1, "{line:?}");
+        }
+    }
+
+    #[test]
+    fn an_oversized_answer_gets_its_request_an_error() {
+        let session = session();
+        call(&session, "5", "big");
+        let skimmed = Skimmed {
+            id: Some(serde_json::json!(5)),
+            method: None,
+        };
+        let outcome = session.oversized_from_upstream(Some(&skimmed), 300, 100);
+        assert!(text(&outcome.forward).starts_with(r#"{"jsonrpc":"2.0","id":5,"error":{"code":-32603,"message":"fence mcp: dropped the answer to tools/call `big`, which is 300 bytes"#));
+        let request = Skimmed {
+            id: Some(serde_json::json!("s")),
+            method: Some("sampling/createMessage".into()),
+        };
+        let outcome = session.oversized_from_upstream(Some(&request), 300, 100);
+        assert_eq!(outcome.forward, Forward::Nothing);
+        assert!(
+            std::str::from_utf8(&outcome.reply[0])
+                .unwrap()
+                .starts_with(r#"{"jsonrpc":"2.0","id":"s","error""#)
+        );
     }
 }

@@ -116,7 +116,7 @@ impl ClientHandler for TestClient {
 }
 
 /// One connection: the client, and a copy of every byte each way.
-struct Session {
+pub(crate) struct Session {
     client: RunningService<RoleClient, TestClient>,
     handler: TestClient,
     from_server: Arc<Mutex<Vec<u8>>>,
@@ -124,7 +124,8 @@ struct Session {
     _child: tokio::process::Child,
 }
 
-async fn connect(proxied: bool) -> Session {
+/// rmcp's client to the test server, through `fence mcp` when `proxied`.
+pub(crate) async fn connect(proxied: bool) -> Session {
     let binaries = binaries();
     let mut command = if proxied {
         let mut command = tokio::process::Command::new(&binaries.fence);
@@ -166,7 +167,7 @@ async fn connect(proxied: bool) -> Session {
 }
 
 impl Session {
-    async fn call(
+    pub(crate) async fn call(
         &self,
         tool: &'static str,
         arguments: Value,

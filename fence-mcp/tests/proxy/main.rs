@@ -3,6 +3,7 @@
 //!
 //! One test binary, one module per concern, so the suite links once.
 
+mod bench;
 mod client;
 mod common;
 mod robustness;
