@@ -515,6 +515,7 @@ mod tests {
     /// `text` as a JSON string, each character escaped as `\uXXXX` where `escape` says so and
     /// each `/` as `\/` where `solidus` says so: every spelling a server may send.
     fn spelled(text: &str, escape: &[bool], solidus: &[bool]) -> String {
+        use std::fmt::Write as _;
         let mut json = String::from("\"");
         for (index, ch) in text.chars().enumerate() {
             let pick =
@@ -522,7 +523,7 @@ mod tests {
             if pick(escape) {
                 let mut units = [0; 2];
                 for unit in ch.encode_utf16(&mut units) {
-                    json.push_str(&format!("\\u{unit:04x}"));
+                    write!(json, "\\u{unit:04x}").unwrap();
                 }
             } else if ch == '/' && pick(solidus) {
                 json.push_str("\\/");

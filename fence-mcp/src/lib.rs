@@ -61,7 +61,8 @@
 //! rewrites are decoded, and everything else is copied byte for byte: numbers of any precision,
 //! key order, duplicate keys, escapes. A message nothing in it changes is forwarded as the very
 //! line that came in. The only typed parts are the few members the proxy reads: `id`, `method`,
-//! a request's `params.name`, `params.taskId` and `params.uri`, and a content block's `type`.
+//! a request's `params.name`, `params.taskId` and `params.uri`, a cancellation's
+//! `params.requestId`, a result's task handle, and a content block's `type`.
 //!
 //! # Requests, answers and the two id spaces
 //!
