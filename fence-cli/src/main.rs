@@ -3,14 +3,16 @@
 //! Each subcommand is a module with its own clap `Args` and a `run` function; adding one is a
 //! new module, a variant of [`Command`] and an arm of [`Command::run`].
 //!
-//! Exit status, the same for every subcommand: 0 when the job is done and the input is sound;
-//! 1 when the input is at fault (a malformed block, an audit's findings); 2 when the job could
-//! not be done (input that cannot be read, output that cannot be written, a bad argument).
+//! Exit status, the same for every subcommand but `mcp`: 0 when the job is done and the input is
+//! sound; 1 when the input is at fault (a malformed block, an audit's findings); 2 when the job
+//! could not be done (input that cannot be read, output that cannot be written, a bad argument).
+//! `fence mcp` exits with the status of the server it runs (see `fence_mcp::run`).
 
 mod audit;
 mod demo;
 mod exit;
 mod input;
+mod mcp;
 mod neutralise;
 mod parse;
 mod style;
@@ -19,8 +21,6 @@ mod wrap;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-
-use crate::exit::Status;
 
 /// Fence untrusted text before a model reads it, read a block back, and audit what an agent
 /// runtime handed its model.
@@ -60,23 +60,27 @@ enum Command {
     /// Run a scripted agent turn: tools, tasks and exemptions, fenced, written to the three
     /// surfaces, then audited.
     Demo(demo::Args),
+    /// Run an MCP server behind a proxy that fences every tool result it hands the model.
+    Mcp(mcp::Args),
 }
 
 impl Command {
-    fn run(self) -> Status {
+    fn run(self) -> ExitCode {
         let result = match self {
             Command::Wrap(args) => wrap::run(&args),
             Command::Neutralise(args) => neutralise::run(&args),
             Command::Parse(args) => parse::run(&args),
             Command::Audit(args) => audit::run(&args),
             Command::Demo(args) => demo::run(&args),
+            // The proxy exits with its server's status, not with an `exit::Status`.
+            Command::Mcp(args) => return mcp::run(args),
         };
-        result.unwrap_or_else(exit::Failure::report)
+        result.unwrap_or_else(exit::Failure::report).into()
     }
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     cli.color.apply();
-    cli.command.run().into()
+    cli.command.run()
 }

@@ -1,0 +1,140 @@
+//! An MCP proxy that fences every tool result of any MCP server, in any language.
+//!
+//! Most MCP servers are not written with this toolkit: a fetch server from npm, a filesystem
+//! server, a browser driver. Their tool results reach the model unmarked. The proxy runs such
+//! a server as its child over stdio, serves MCP on its own stdin and stdout, forwards the whole
+//! protocol in both directions, and fences what the server hands the model:
+//!
+//! ```text
+//! fence mcp -- npx -y @modelcontextprotocol/server-filesystem /tmp
+//! ```
+//!
+//! A client is pointed at the proxy by changing one line of its configuration: the command
+//! becomes `fence` and the server's command moves after `mcp --`. This crate is the proxy as a
+//! library; the `fence` command (crate `fence-cli`) is its command line.
+//!
+//! ```no_run
+//! use std::process::ExitCode;
+//!
+//! fn main() -> ExitCode {
+//!     let options = fence_mcp::Options::new("npx")
+//!         .with_args(["-y", "@modelcontextprotocol/server-filesystem", "/tmp"]);
+//!     fence_mcp::run(&options)
+//! }
+//! ```
+//!
+//! # What is fenced
+//!
+//! A tool's result is fenced under `tool:<the tool's name>`, the name sanitised as
+//! [`Source::tool`](fence_runtime::Source::tool) does: the name the client called, which is
+//! the name the model sees. Every marker the text forges is neutralised.
+//!
+//! | in the upstream's answer | what the client receives |
+//! |---|---|
+//! | `tools/call`: a `text` content block | its `text` fenced, one block per content block; the block's other members kept |
+//! | `tools/call`: an embedded resource (`type: "resource"`) with `text` | the `text` fenced under the tool's source; `uri`, `mimeType`, `_meta` kept |
+//! | `tools/call`: an embedded resource with `blob`, an `image`, `audio`, a `resource_link` | unchanged |
+//! | `tools/call`: `structuredContent` (and the 2024 protocol's `toolResult`) | kept, with every string in it (keys too) neutralised, so a declared output schema stays satisfiable |
+//! | `tools/call`: `isError`, `_meta`, any other member | unchanged |
+//! | `tools/call`: a content block of a type the proxy does not know | kept with every string neutralised, and reported on stderr: it reaches the model unlabelled |
+//! | a task-augmented `tools/call`'s result, fetched later: `tasks/result`, or inline in `tasks/get`, `tasks/list` or a task status notification | as a `tools/call` result, under the source of the tool that started the task |
+//! | a task's result when the proxy did not see its `tools/call` | as a `tools/call` result, under `mcp:<name>` (see [`Options::with_name`]) |
+//! | `resources/read`: each item's `text` | fenced under `resource:<the item's uri>` (the URI asked for when the item has none); `blob` unchanged |
+//! | a JSON-RPC error answering `tools/call`, `tasks/result` or `resources/read`, and a failed task's `error` | kept, with every string (`message`, `data`) neutralised; not fenced, as it says the call could not be made rather than carrying the tool's output |
+//! | a result the proxy cannot fence (a `text` that is not a string, a block with two `type`s, `content` that is not an array…) | withheld: the client receives a JSON-RPC error for that request saying why, and stderr says it too |
+//! | everything else (`initialize`, the lists of tools, resources and prompts, `prompts/get`, completion, logging, progress, cancellation, the server's requests for sampling, elicitation and roots, task handles and statuses) | unchanged, byte for byte |
+//!
+//! A text that already is exactly the block fencing its own content under the same source
+//! (a server written with `#[fence_boundary]`, or a second proxy) is kept as it is rather than
+//! fenced twice. Resources are fenced under `resource:` rather than `tool:` because they are not
+//! a tool's result: a verifier that ties each tool result to its tool's source never mistakes
+//! one for the other, and the model reads which resource the text came from. Prompts and tool
+//! descriptions are the server author's own words to the model, as a skill's guidance is, and
+//! are not fenced.
+//!
+//! # Faithful: what is typed and what is not
+//!
+//! The proxy never models MCP's messages in types, so a field or a method no library knows yet
+//! (a tool's `execution.taskSupport`, a new capability) reaches the other side unchanged. A
+//! line is read as the members of its JSON objects in order, each value kept as the exact JSON
+//! text `serde_json` validated (`serde_json::value::RawValue`); only the values the proxy
+//! rewrites are decoded, and everything else is copied byte for byte: numbers of any precision,
+//! key order, duplicate keys, escapes. A message nothing in it changes is forwarded as the very
+//! line that came in. The only typed parts are the few members the proxy reads: `id`, `method`,
+//! a request's `params.name`, `params.taskId` and `params.uri`, a cancellation's
+//! `params.requestId`, a result's task handle, and a content block's `type`.
+//!
+//! # Requests, answers and the two id spaces
+//!
+//! The proxy remembers each client request by id until it is answered: what it asked (the
+//! method, the tool, the task, the URI) decides how its answer is fenced. The server's own
+//! requests to the client (sampling, elicitation, roots) have ids of the server's, remembered
+//! apart; an answer is always looked up in the id space of the side that asked. A task started
+//! by a `tools/call` is remembered with its tool. A result for no waiting request is dropped
+//! and reported (the proxy cannot tell whether it must be fenced); a request reusing the id of
+//! one still waiting is refused with an error.
+//!
+//! # Robustness
+//!
+//! - **The upstream ends** (exits, crashes, closes its output): every request still waiting
+//!   gets a JSON-RPC error (code -32000) saying so, any later one is refused the same way, and
+//!   the proxy exits with the upstream's status, or 1 when that status is 0 but requests were
+//!   left unanswered.
+//! - **Garbage** from the upstream (a line that is not JSON, not UTF-8, or not a JSON-RPC
+//!   message) is reported on stderr with its first 200 bytes and dropped; the session goes on.
+//! - **Oversized** messages (over [`Options::with_max_message_bytes`], 64 MiB by default) are
+//!   never held in memory: the line is streamed once through `serde_json` to learn its id and
+//!   method, and the request waiting on it gets a JSON-RPC error naming the limit (a server's
+//!   request gets its error from the proxy); stderr says it too.
+//! - **The client goes away** (closes the proxy's stdin, or stops reading its stdout): the
+//!   upstream's stdin is closed; if it has not exited within the grace period
+//!   ([`Options::with_grace`], 2 s), its process group gets SIGTERM, then SIGKILL after another
+//!   grace period. Once it has exited, anything it left in its process group is killed, so no
+//!   process outlives the proxy. SIGTERM, SIGINT and SIGHUP to the proxy do the same, skipping
+//!   the first wait, and exit with 128 + the signal's number.
+//! - **The upstream's stderr** is the proxy's own stderr, untouched; the proxy's reports are
+//!   lines starting `fence mcp (<name>): `.
+//!
+//! # Speed
+//!
+//! Each direction is one thread with blocking I/O, so a message crosses the proxy with no
+//! hand-off between threads. A message that needs no fencing is parsed once and written as it
+//! came. `docs/mcp-proxy.md` in the repository has the benchmark: 1,000 small calls and 20
+//! calls with a 10 MB result, direct against proxied.
+
+mod fencing;
+mod json;
+mod lines;
+mod options;
+mod proxy;
+mod session;
+
+use std::process::ExitCode;
+
+pub use crate::options::{DEFAULT_GRACE, DEFAULT_MAX_MESSAGE_BYTES, Options};
+
+/// Runs the proxy: spawns the upstream server, serves MCP on this process's stdin and stdout
+/// until either side ends, and returns the exit status the process should end with (see the
+/// crate docs, "Robustness").
+///
+/// It blocks, running each direction on a thread of its own, and watches SIGTERM, SIGINT and
+/// SIGHUP while it runs (on Unix). Call it from `main`; from inside an async runtime, call it
+/// through the runtime's blocking pool (`tokio::task::spawn_blocking`).
+///
+/// ```no_run
+/// use std::process::ExitCode;
+///
+/// fn main() -> ExitCode {
+///     let mut args = std::env::args_os().skip(1);
+///     let Some(command) = args.next() else {
+///         eprintln!("usage: proxy COMMAND [ARGS…]");
+///         return ExitCode::from(2);
+///     };
+///     fence_mcp::run(&fence_mcp::Options::new(command).with_args(args))
+/// }
+/// ```
+pub fn run(options: &Options) -> ExitCode {
+    proxy::widen_pipe(&std::io::stdin());
+    proxy::widen_pipe(&std::io::stdout());
+    proxy::serve(options, std::io::stdin(), std::io::stdout())
+}

@@ -1,0 +1,166 @@
+//! MCP's stdio framing: one JSON-RPC message a line. A line is read whole up to the size limit;
+//! a longer one is never held in memory, but streamed once through `serde_json` to learn its id
+//! and method, so the side waiting on it can be told.
+
+use std::io::{self, BufRead, BufReader, Read};
+
+use memchr::memchr;
+
+use crate::session::Skimmed;
+
+/// What [`read_line`] found.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Line {
+    /// A whole line is in the buffer, without its `\n`.
+    Whole,
+    /// The line is longer than the limit: the buffer holds its first bytes, and the reader is
+    /// in the middle of it. Call [`skim`] next.
+    Oversized,
+    /// The input has ended.
+    End,
+}
+
+/// Reads one line into `line` (cleared first), up to `limit` bytes. A last line without a
+/// `\n` counts as a line.
+pub(crate) fn read_line(
+    reader: &mut impl BufRead,
+    line: &mut Vec<u8>,
+    limit: usize,
+) -> io::Result<Line> {
+    line.clear();
+    loop {
+        let available = match reader.fill_buf() {
+            Ok(available) => available,
+            Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+            Err(err) => return Err(err),
+        };
+        if available.is_empty() {
+            return Ok(if line.is_empty() {
+                Line::End
+            } else {
+                Line::Whole
+            });
+        }
+        let (take, end) = match memchr(b'\n', available) {
+            Some(newline) => (newline, true),
+            None => (available.len(), false),
+        };
+        if line.len() + take > limit {
+            return Ok(Line::Oversized);
+        }
+        line.extend_from_slice(&available[..take]);
+        reader.consume(take + usize::from(end));
+        if end {
+            return Ok(Line::Whole);
+        }
+    }
+}
+
+/// The rest of an oversized line, read through once: its id and method when it is a JSON-RPC
+/// message (`None` when it is not), and its whole size in bytes. The reader is left at the
+/// start of the next line.
+pub(crate) fn skim(reader: &mut impl BufRead, start: &[u8]) -> io::Result<(Option<Skimmed>, u64)> {
+    let mut rest = Rest {
+        reader,
+        done: false,
+        read: 0,
+    };
+    // serde_json reads a `Read` a byte at a time: a buffer in between makes that cheap.
+    let mut message = BufReader::with_capacity(1 << 16, start.chain(&mut rest));
+    let skimmed = serde_json::from_reader::<_, Skimmed>(&mut message);
+    let skimmed = match skimmed {
+        Ok(skimmed) => Some(skimmed),
+        Err(err) if err.is_io() => return Err(err.into()),
+        Err(_) => None,
+    };
+    io::copy(&mut message, &mut io::sink())?;
+    drop(message);
+    Ok((skimmed, start.len() as u64 + rest.read))
+}
+
+/// A `Read` over the current line's remaining bytes, which consumes its `\n` and stops.
+struct Rest<'a, R> {
+    reader: &'a mut R,
+    done: bool,
+    read: u64,
+}
+
+impl<R: BufRead> Read for Rest<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.done || buf.is_empty() {
+            return Ok(0);
+        }
+        let available = self.reader.fill_buf()?;
+        if available.is_empty() {
+            self.done = true;
+            return Ok(0);
+        }
+        let (take, end) = match memchr(b'\n', available) {
+            Some(newline) if newline <= buf.len() => (newline, true),
+            _ => (available.len().min(buf.len()), false),
+        };
+        buf[..take].copy_from_slice(&available[..take]);
+        self.reader.consume(take + usize::from(end));
+        self.done = end;
+        self.read += take as u64;
+        Ok(take)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(input: &[u8], limit: usize) -> Vec<Result<String, (Option<String>, u64)>> {
+        let mut reader = BufReader::with_capacity(7, input);
+        let mut line = Vec::new();
+        let mut out = Vec::new();
+        loop {
+            match read_line(&mut reader, &mut line, limit).unwrap() {
+                Line::Whole => out.push(Ok(String::from_utf8(line.clone()).unwrap())),
+                Line::Oversized => {
+                    let (skimmed, size) = skim(&mut reader, &line).unwrap();
+                    out.push(Err((skimmed.map(|s| format!("{s:?}")), size)));
+                }
+                Line::End => return out,
+            }
+        }
+    }
+
+    #[test]
+    fn lines_are_split_at_newlines_and_a_last_line_needs_none() {
+        assert_eq!(
+            lines(b"{\"a\":1}\n\nlong line here\nend", 100),
+            [
+                Ok("{\"a\":1}".into()),
+                Ok(String::new()),
+                Ok("long line here".into()),
+                Ok("end".into())
+            ]
+        );
+        assert_eq!(lines(b"", 100), []);
+    }
+
+    #[test]
+    fn an_oversized_line_is_skimmed_for_its_id_and_method_and_the_next_line_is_whole() {
+        let big = format!(
+            r#"{{"jsonrpc":"2.0","result":{{"text":"{}"}},"id":7}}"#,
+            "x".repeat(100)
+        );
+        let input = format!("{big}\n{{\"id\":8}}\n{big}");
+        let out = lines(input.as_bytes(), 20);
+        assert_eq!(out.len(), 3, "{out:?}");
+        let skimmed = r#"Some("Skimmed { id: Some(Number(7)), method: None }")"#;
+        assert_eq!(format!("{:?}", out[0].as_ref().unwrap_err().0), skimmed);
+        assert_eq!(out[0].as_ref().unwrap_err().1, big.len() as u64);
+        assert_eq!(out[1], Ok("{\"id\":8}".into()));
+        assert_eq!(out[2].as_ref().unwrap_err().1, big.len() as u64);
+    }
+
+    #[test]
+    fn an_oversized_line_that_is_not_json_is_skimmed_to_its_end() {
+        let input = format!("{}\n{{\"id\":1}}\n", "not json ".repeat(50));
+        let out = lines(input.as_bytes(), 64);
+        assert_eq!(out, [Err((None, 450)), Ok("{\"id\":1}".into())]);
+    }
+}

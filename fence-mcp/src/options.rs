@@ -1,0 +1,169 @@
+//! What the proxy runs, and its limits.
+
+use std::ffi::{OsStr, OsString};
+use std::time::Duration;
+
+/// The default of [`Options::with_max_message_bytes`]: 64 MiB.
+///
+/// A message is held whole while it is fenced, so this bounds the proxy's memory (about three
+/// times the largest message). It is four times rmcp's own default line limit, and room for a
+/// tool result carrying a large image.
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 64 << 20;
+
+/// The default of [`Options::with_grace`]: 2 seconds, as long as the MCP SDKs give a server to
+/// exit after closing its input.
+pub const DEFAULT_GRACE: Duration = Duration::from_secs(2);
+
+/// What [`run`](crate::run) proxies, and its limits.
+///
+/// ```
+/// use std::time::Duration;
+/// use fence_mcp::Options;
+///
+/// let options = Options::new("npx")
+///     .with_args(["-y", "@modelcontextprotocol/server-filesystem", "/tmp"])
+///     .with_name("filesystem")
+///     .with_grace(Duration::from_millis(500));
+/// assert_eq!(options.command(), "npx");
+/// assert_eq!(options.args().len(), 3);
+/// assert_eq!(options.name(), Some("filesystem"));
+/// assert_eq!(options.max_message_bytes(), fence_mcp::DEFAULT_MAX_MESSAGE_BYTES);
+/// ```
+#[derive(Debug, Clone)]
+pub struct Options {
+    command: OsString,
+    args: Vec<OsString>,
+    name: Option<String>,
+    max_message_bytes: usize,
+    grace: Duration,
+}
+
+impl Options {
+    /// Runs `command` (looked up on `PATH` as a shell would) as the upstream MCP server, with
+    /// no arguments and the defaults.
+    ///
+    /// ```
+    /// let options = fence_mcp::Options::new("uvx").with_args(["mcp-server-fetch"]);
+    /// assert_eq!(options.args(), ["mcp-server-fetch"]);
+    /// ```
+    #[must_use]
+    pub fn new(command: impl Into<OsString>) -> Options {
+        Options {
+            command: command.into(),
+            args: Vec::new(),
+            name: None,
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            grace: DEFAULT_GRACE,
+        }
+    }
+
+    /// The upstream's arguments.
+    ///
+    /// ```
+    /// let options = fence_mcp::Options::new("node").with_args(["server.js", "--stdio"]);
+    /// assert_eq!(options.args(), ["server.js", "--stdio"]);
+    /// ```
+    #[must_use]
+    pub fn with_args<I, A>(mut self, args: I) -> Options
+    where
+        I: IntoIterator<Item = A>,
+        A: Into<OsString>,
+    {
+        self.args = args.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// What the proxy calls the upstream on stderr and in the errors it sends the client, and
+    /// the source (`mcp:<name>`) of a task's result whose tool it did not see start. Without
+    /// it: the name the server gives in its `initialize` answer, and until then the command's
+    /// file name. It never changes the source of a tool's result, which is always
+    /// `tool:<the tool's name>`.
+    ///
+    /// ```
+    /// let options = fence_mcp::Options::new("npx").with_name("filesystem");
+    /// assert_eq!(options.name(), Some("filesystem"));
+    /// ```
+    #[must_use]
+    pub fn with_name(mut self, name: impl Into<String>) -> Options {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// The largest message, in bytes (its JSON line without the newline), the proxy takes from
+    /// either side. A longer one is read through without being kept, reported on stderr, and
+    /// answered with a JSON-RPC error when a request waits on it; the session goes on.
+    ///
+    /// ```
+    /// let options = fence_mcp::Options::new("server").with_max_message_bytes(16 << 20);
+    /// assert_eq!(options.max_message_bytes(), 16 << 20);
+    /// ```
+    #[must_use]
+    pub fn with_max_message_bytes(mut self, bytes: usize) -> Options {
+        self.max_message_bytes = bytes;
+        self
+    }
+
+    /// How long the upstream has to exit once its input is closed, and again after SIGTERM,
+    /// before the proxy ends it (SIGTERM, then SIGKILL, to its whole process group on Unix).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let options = fence_mcp::Options::new("server").with_grace(Duration::from_secs(5));
+    /// assert_eq!(options.grace(), Duration::from_secs(5));
+    /// ```
+    #[must_use]
+    pub fn with_grace(mut self, grace: Duration) -> Options {
+        self.grace = grace;
+        self
+    }
+
+    /// The upstream's command.
+    ///
+    /// ```
+    /// assert_eq!(fence_mcp::Options::new("npx").command(), "npx");
+    /// ```
+    #[must_use]
+    pub fn command(&self) -> &OsStr {
+        &self.command
+    }
+
+    /// The upstream's arguments.
+    ///
+    /// ```
+    /// assert!(fence_mcp::Options::new("npx").args().is_empty());
+    /// ```
+    #[must_use]
+    pub fn args(&self) -> &[OsString] {
+        &self.args
+    }
+
+    /// The name given with [`with_name`](Self::with_name).
+    ///
+    /// ```
+    /// assert_eq!(fence_mcp::Options::new("npx").name(), None);
+    /// ```
+    #[must_use]
+    pub fn name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+
+    /// The size limit of a message, in bytes.
+    ///
+    /// ```
+    /// assert_eq!(fence_mcp::Options::new("npx").max_message_bytes(), 64 << 20);
+    /// ```
+    #[must_use]
+    pub fn max_message_bytes(&self) -> usize {
+        self.max_message_bytes
+    }
+
+    /// How long the upstream has to exit at each step of shutting it down.
+    ///
+    /// ```
+    /// assert_eq!(fence_mcp::Options::new("npx").grace(), fence_mcp::DEFAULT_GRACE);
+    /// ```
+    #[must_use]
+    pub fn grace(&self) -> Duration {
+        self.grace
+    }
+}

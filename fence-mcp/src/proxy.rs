@@ -1,0 +1,472 @@
+//! The running proxy: the upstream as a child process, one thread per direction with blocking
+//! I/O (a message crosses the proxy with no hand-off between threads), and the main thread
+//! watching for either side to end.
+
+use std::ffi::OsStr;
+use std::io::{self, BufReader, Read, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, Command, ExitCode, ExitStatus, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crate::lines::{Line, read_line, skim};
+use crate::options::Options;
+use crate::session::{Forward, Outcome, Session};
+
+/// Why the main thread woke up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Event {
+    /// The client closed the proxy's stdin, or no longer reads its stdout.
+    ClientGone,
+    /// The upstream closed its stdout; every request left waiting has had its error.
+    UpstreamOutputClosed,
+    /// The upstream no longer reads its stdin.
+    UpstreamInputClosed,
+    /// The proxy received this signal.
+    Signal(i32),
+}
+
+/// A side's input, written a whole message at a time.
+struct Sink<W> {
+    writer: Mutex<Option<W>>,
+}
+
+impl<W: Write> Sink<W> {
+    fn new(writer: W) -> Sink<W> {
+        Sink {
+            writer: Mutex::new(Some(writer)),
+        }
+    }
+
+    /// Writes `message` and a `\n`, and flushes. `false` once the other side is gone.
+    fn send(&self, message: &mut Vec<u8>) -> bool {
+        message.push(b'\n');
+        let mut writer = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
+        let sent = match writer.as_mut() {
+            Some(out) => out.write_all(message).and_then(|()| out.flush()).is_ok(),
+            None => false,
+        };
+        message.pop();
+        if !sent {
+            *writer = None;
+        }
+        sent
+    }
+
+    /// Closes the writer, so the side reading it sees the end of its input.
+    fn close(&self) {
+        self.writer
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+    }
+}
+
+/// What the proxy says on stderr, each line prefixed with who says it.
+fn report(session: &Session, note: &str) {
+    eprintln!("fence mcp ({}): {note}", session.name());
+}
+
+/// Acts on one outcome: forward to `onward`, reply to `back`, report the notes. `false` when
+/// the side the message was going to is gone.
+fn deliver<A: Write, B: Write>(
+    session: &Session,
+    outcome: Outcome,
+    line: &mut Vec<u8>,
+    onward: &Sink<A>,
+    back: &Sink<B>,
+) -> bool {
+    for note in &outcome.notes {
+        report(session, note);
+    }
+    for mut reply in outcome.reply {
+        back.send(&mut reply);
+    }
+    match outcome.forward {
+        Forward::AsIs => onward.send(line),
+        Forward::Rewritten(mut message) => onward.send(&mut message),
+        Forward::Nothing => true,
+    }
+}
+
+/// Spawns the upstream: its stdin and stdout piped to the proxy, its stderr the proxy's own,
+/// and on Unix in a process group of its own, so ending it ends whatever it started.
+fn spawn(options: &Options) -> io::Result<Child> {
+    let mut command = Command::new(options.command());
+    command
+        .args(options.args())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    command.spawn()
+}
+
+/// Gives a pipe a 1 MiB buffer (Linux's limit for an unprivileged process), so a large
+/// message crosses it in a few hand-offs between processes rather than hundreds of 64 KiB
+/// ones. Anything that is not a pipe, or a system that refuses, keeps what it has.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+pub(crate) fn widen_pipe(pipe: &impl std::os::fd::AsFd) {
+    let _ = nix::fcntl::fcntl(pipe, nix::fcntl::FcntlArg::F_SETPIPE_SZ(1 << 20));
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+pub(crate) fn widen_pipe<T>(_pipe: &T) {}
+
+/// The name the proxy uses for the upstream until the server gives its own: the command's file
+/// name.
+fn command_name(command: &OsStr) -> String {
+    Path::new(command)
+        .file_name()
+        .unwrap_or(command)
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// Runs the proxy on the given client input and output until one side ends.
+pub(crate) fn serve(
+    options: &Options,
+    client_in: impl Read + Send + 'static,
+    client_out: impl Write + Send + 'static,
+) -> ExitCode {
+    let named = options.name().is_some();
+    let name = options
+        .name()
+        .map_or_else(|| command_name(options.command()), str::to_owned);
+    let session = Arc::new(Session::new(name, named));
+    let mut child = match spawn(options) {
+        Ok(child) => child,
+        Err(err) => {
+            let status = match err.kind() {
+                io::ErrorKind::NotFound => 127,
+                io::ErrorKind::PermissionDenied => 126,
+                _ => 1,
+            };
+            report(
+                &session,
+                &format!(
+                    "cannot start {:?}: {err}; check the command after `--`",
+                    options.command()
+                ),
+            );
+            return ExitCode::from(status);
+        }
+    };
+    let (Some(upstream_in), Some(upstream_out)) = (child.stdin.take(), child.stdout.take()) else {
+        unreachable!("both pipes were asked for")
+    };
+    widen_pipe(&upstream_in);
+    widen_pipe(&upstream_out);
+    let to_upstream = Arc::new(Sink::new(upstream_in));
+    let to_client = Arc::new(Sink::new(client_out));
+    let (events, woken) = mpsc::channel();
+
+    client_thread(
+        &session,
+        options,
+        client_in,
+        &to_upstream,
+        &to_client,
+        events.clone(),
+    );
+    upstream_thread(
+        &session,
+        options,
+        upstream_out,
+        &to_upstream,
+        &to_client,
+        events.clone(),
+    );
+    #[cfg(unix)]
+    let watcher = watch_signals(events);
+    #[cfg(not(unix))]
+    drop(events);
+
+    let first = woken.recv().unwrap_or(Event::ClientGone);
+    let ended = shutdown(
+        &session,
+        &mut child,
+        &to_upstream,
+        &woken,
+        options.grace(),
+        first,
+    );
+    #[cfg(unix)]
+    if let Some(watcher) = watcher {
+        watcher.close();
+    }
+    if !ended.output_closed {
+        // Forward what the upstream said before it ended, and the errors for what it left
+        // unanswered, while the client may still read them.
+        let deadline = Instant::now() + options.grace();
+        while let Ok(event) = woken.recv_timeout(deadline.saturating_duration_since(Instant::now()))
+        {
+            if event == Event::UpstreamOutputClosed {
+                break;
+            }
+        }
+    }
+    exit_code(first, &ended, session.unanswered())
+}
+
+/// Reads the client and forwards to the upstream, on a thread of its own.
+fn client_thread<R: Read + Send + 'static, W: Write + Send + 'static>(
+    session: &Arc<Session>,
+    options: &Options,
+    client_in: R,
+    to_upstream: &Arc<Sink<ChildStdin>>,
+    to_client: &Arc<Sink<W>>,
+    events: Sender<Event>,
+) {
+    let (session, to_upstream, to_client) =
+        (session.clone(), to_upstream.clone(), to_client.clone());
+    let limit = options.max_message_bytes();
+    thread::spawn(move || {
+        let mut reader = BufReader::with_capacity(1 << 16, client_in);
+        let mut line = Vec::new();
+        let mut deaf = false;
+        loop {
+            let outcome = match read_line(&mut reader, &mut line, limit) {
+                Ok(Line::Whole) if line.iter().all(u8::is_ascii_whitespace) => continue,
+                Ok(Line::Whole) => session.client_line(&line),
+                Ok(Line::Oversized) => match skim(&mut reader, &line) {
+                    Ok((skimmed, size)) => {
+                        session.oversized_from_client(skimmed.as_ref(), size, limit)
+                    }
+                    Err(_) => break,
+                },
+                Ok(Line::End) | Err(_) => break,
+            };
+            if !deliver(&session, outcome, &mut line, &to_upstream, &to_client) && !deaf {
+                deaf = true;
+                let _ = events.send(Event::UpstreamInputClosed);
+            }
+        }
+        let _ = events.send(Event::ClientGone);
+    });
+}
+
+/// Reads the upstream and forwards to the client, on a thread of its own.
+fn upstream_thread<W: Write + Send + 'static>(
+    session: &Arc<Session>,
+    options: &Options,
+    upstream_out: impl Read + Send + 'static,
+    to_upstream: &Arc<Sink<ChildStdin>>,
+    to_client: &Arc<Sink<W>>,
+    events: Sender<Event>,
+) {
+    let (session, to_upstream, to_client) =
+        (session.clone(), to_upstream.clone(), to_client.clone());
+    let limit = options.max_message_bytes();
+    thread::spawn(move || {
+        let mut reader = BufReader::with_capacity(1 << 16, upstream_out);
+        let mut line = Vec::new();
+        let mut deaf = false;
+        loop {
+            let outcome = match read_line(&mut reader, &mut line, limit) {
+                Ok(Line::Whole) if line.iter().all(u8::is_ascii_whitespace) => continue,
+                Ok(Line::Whole) => session.upstream_line(&line),
+                Ok(Line::Oversized) => match skim(&mut reader, &line) {
+                    Ok((skimmed, size)) => {
+                        session.oversized_from_upstream(skimmed.as_ref(), size, limit)
+                    }
+                    Err(_) => break,
+                },
+                Ok(Line::End) | Err(_) => break,
+            };
+            if !deliver(&session, outcome, &mut line, &to_client, &to_upstream) && !deaf {
+                deaf = true;
+                let _ = events.send(Event::ClientGone);
+            }
+            if line.capacity() > 1 << 20 {
+                // Do not hold on to the memory of one big message for the rest of the session.
+                line = Vec::new();
+            }
+        }
+        for mut error in session.upstream_gone() {
+            to_client.send(&mut error);
+        }
+        let _ = events.send(Event::UpstreamOutputClosed);
+    });
+}
+
+#[cfg(unix)]
+fn watch_signals(events: Sender<Event>) -> Option<signal_hook::iterator::Handle> {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let mut signals = match signal_hook::iterator::Signals::new([SIGTERM, SIGINT, SIGHUP]) {
+        Ok(signals) => signals,
+        Err(err) => {
+            eprintln!(
+                "fence mcp: cannot watch for signals ({err}); a signal ends the proxy at once"
+            );
+            return None;
+        }
+    };
+    let handle = signals.handle();
+    thread::spawn(move || {
+        for signal in &mut signals {
+            if events.send(Event::Signal(signal)).is_err() {
+                break;
+            }
+        }
+    });
+    Some(handle)
+}
+
+/// How the upstream ended: its status, unless it could not be reaped.
+#[derive(Debug)]
+struct Ended {
+    status: Option<ExitStatus>,
+    /// Whether its output has closed too (and its thread has delivered everything).
+    output_closed: bool,
+}
+
+/// Ends the session after `first`: the upstream's stdin is closed, and it has `grace` to exit;
+/// then (on Unix) its process group gets SIGTERM and another `grace`; then SIGKILL. A signal
+/// to the proxy skips the first wait; a second one skips to SIGKILL. Once the upstream has
+/// exited, whatever it started and left in its process group is killed too.
+fn shutdown(
+    session: &Session,
+    child: &mut Child,
+    to_upstream: &Sink<ChildStdin>,
+    woken: &Receiver<Event>,
+    grace: Duration,
+    first: Event,
+) -> Ended {
+    to_upstream.close();
+    let mut output_closed = first == Event::UpstreamOutputClosed;
+    let mut stage = if matches!(first, Event::Signal(_)) {
+        Stage::Terminate
+    } else {
+        Stage::Wait
+    };
+    loop {
+        match stage {
+            Stage::Wait => {}
+            Stage::Terminate => terminate(child),
+            Stage::Kill => kill(child),
+        }
+        let deadline = Instant::now() + grace;
+        let timed_out = loop {
+            match child.try_wait() {
+                Ok(Some(status)) => {
+                    kill(child);
+                    return Ended {
+                        status: Some(status),
+                        output_closed,
+                    };
+                }
+                Ok(None) => {}
+                Err(_) => {
+                    return Ended {
+                        status: None,
+                        output_closed,
+                    };
+                }
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                break true;
+            }
+            let poll = deadline
+                .saturating_duration_since(now)
+                .min(Duration::from_millis(10));
+            match woken.recv_timeout(poll) {
+                Ok(Event::Signal(_)) => break false,
+                Ok(Event::UpstreamOutputClosed) => output_closed = true,
+                Ok(_) | Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => {}
+            }
+        };
+        let waited = grace.as_millis();
+        stage = match stage {
+            Stage::Wait => {
+                if timed_out {
+                    report(
+                        session,
+                        &format!(
+                            "the upstream did not exit within {waited} ms of its input closing; sending it SIGTERM"
+                        ),
+                    );
+                }
+                Stage::Terminate
+            }
+            Stage::Terminate => {
+                if timed_out {
+                    report(
+                        session,
+                        &format!(
+                            "the upstream did not exit within {waited} ms of SIGTERM; killing it"
+                        ),
+                    );
+                }
+                Stage::Kill
+            }
+            Stage::Kill => {
+                report(
+                    session,
+                    "the upstream did not exit even when killed; leaving it",
+                );
+                return Ended {
+                    status: None,
+                    output_closed,
+                };
+            }
+        };
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    Wait,
+    Terminate,
+    Kill,
+}
+
+/// SIGTERM to the upstream's process group (elsewhere, the process is killed).
+fn terminate(child: &mut Child) {
+    #[cfg(unix)]
+    signal_group(child, nix::sys::signal::Signal::SIGTERM);
+    #[cfg(not(unix))]
+    let _ = child.kill();
+}
+
+/// SIGKILL to the upstream's process group (elsewhere, the process is killed).
+fn kill(child: &mut Child) {
+    #[cfg(unix)]
+    signal_group(child, nix::sys::signal::Signal::SIGKILL);
+    #[cfg(not(unix))]
+    let _ = child.kill();
+}
+
+#[cfg(unix)]
+fn signal_group(child: &Child, signal: nix::sys::signal::Signal) {
+    // The group was made with the child's pid as its id. It lives while any member does, so
+    // its id is not reused before then; ESRCH just means it is already empty.
+    if let Ok(group) = i32::try_from(child.id()) {
+        let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(group), signal);
+    }
+}
+
+/// The proxy's status: 128 + a signal's number when a signal ended it; else the upstream's
+/// own status (128 + the signal that ended it); but 1 for a status of 0 when requests were left
+/// unanswered, and when the upstream could not be reaped.
+fn exit_code(first: Event, ended: &Ended, unanswered: usize) -> ExitCode {
+    let code = match (first, ended.status) {
+        (Event::Signal(signal), _) => 128 + signal,
+        (_, None) => 1,
+        (_, Some(status)) => status_code(status),
+    };
+    let code = if code == 0 && unanswered > 0 { 1 } else { code };
+    ExitCode::from(u8::try_from(code).unwrap_or(1))
+}
+
+fn status_code(status: ExitStatus) -> i32 {
+    #[cfg(unix)]
+    if let Some(signal) = std::os::unix::process::ExitStatusExt::signal(&status) {
+        return 128 + signal;
+    }
+    status.code().unwrap_or(1)
+}

@@ -1,0 +1,109 @@
+//! The proxy's cost, by hand: rmcp's client making the same calls to the test server directly
+//! and through `fence mcp`, in one run, interleaved so that both see the same machine.
+//!
+//! ```text
+//! cargo test --release -p fence-mcp --test proxy bench -- --ignored --nocapture
+//! ```
+//!
+//! 1,000 small calls (`echo`) and 20 calls with a 10 MB result (`big`), each way. Floors:
+//! proxied p50 within 2x of direct for a small call, within 1.5x for a 10 MB result.
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::client::{Session, connect};
+
+const SMALL_CALLS: usize = 1_000;
+const BIG_CALLS: usize = 20;
+const BIG_BYTES: u64 = 10_000_000;
+
+/// The `percent`th percentile of sorted `samples` (nearest rank).
+fn percentile(samples: &[Duration], percent: usize) -> Duration {
+    let rank = (percent * samples.len()).div_ceil(100);
+    samples[rank.clamp(1, samples.len()) - 1]
+}
+
+async fn timed(session: &Session, tool: &'static str, arguments: serde_json::Value) -> Duration {
+    let start = Instant::now();
+    let result = session
+        .call(tool, arguments)
+        .await
+        .expect("the call succeeds");
+    let elapsed = start.elapsed();
+    assert!(!result.content.is_empty());
+    elapsed
+}
+
+struct Row {
+    what: &'static str,
+    direct: Vec<Duration>,
+    proxied: Vec<Duration>,
+}
+
+impl Row {
+    fn print(&mut self, floor: f64) -> bool {
+        self.direct.sort();
+        self.proxied.sort();
+        let (d50, d99) = (percentile(&self.direct, 50), percentile(&self.direct, 99));
+        let (p50, p99) = (percentile(&self.proxied, 50), percentile(&self.proxied, 99));
+        let ratio = p50.as_secs_f64() / d50.as_secs_f64();
+        println!(
+            "| {} | {:.3} ms | {:.3} ms | {:.3} ms | {:.3} ms | {ratio:.2}x (floor {floor}x) |",
+            self.what,
+            d50.as_secs_f64() * 1e3,
+            d99.as_secs_f64() * 1e3,
+            p50.as_secs_f64() * 1e3,
+            p99.as_secs_f64() * 1e3,
+        );
+        ratio <= floor
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "a benchmark: run it by hand, in release"]
+async fn bench_direct_against_proxied() {
+    if cfg!(debug_assertions) {
+        println!("a debug build: run the benchmark with --release for figures that mean anything");
+    }
+    let (direct, proxied) = tokio::join!(connect(false), connect(true));
+    let small = || json!({ "text": "hello" });
+    let big = || json!({ "bytes": BIG_BYTES });
+    for session in [&direct, &proxied] {
+        for _ in 0..100 {
+            timed(session, "echo", small()).await;
+        }
+        timed(session, "big", big()).await;
+    }
+
+    let mut small_row = Row {
+        what: "small call (`echo`)",
+        direct: Vec::new(),
+        proxied: Vec::new(),
+    };
+    for _ in 0..SMALL_CALLS / 50 {
+        for _ in 0..50 {
+            small_row.direct.push(timed(&direct, "echo", small()).await);
+        }
+        for _ in 0..50 {
+            small_row
+                .proxied
+                .push(timed(&proxied, "echo", small()).await);
+        }
+    }
+    let mut big_row = Row {
+        what: "10 MB result (`big`)",
+        direct: Vec::new(),
+        proxied: Vec::new(),
+    };
+    for _ in 0..BIG_CALLS {
+        big_row.direct.push(timed(&direct, "big", big()).await);
+        big_row.proxied.push(timed(&proxied, "big", big()).await);
+    }
+
+    println!("| call | direct p50 | direct p99 | proxied p50 | proxied p99 | proxied/direct p50 |");
+    println!("|---|---:|---:|---:|---:|---:|");
+    let small_ok = small_row.print(2.0);
+    let big_ok = big_row.print(1.5);
+    assert!(small_ok && big_ok, "a floor is not met");
+}

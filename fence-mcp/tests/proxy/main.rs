@@ -1,0 +1,9 @@
+//! `fence mcp` run as an MCP client runs it: the real `fence` binary, the test server behind it
+//! as a child process, spoken to over stdio by rmcp's own client and line by line.
+//!
+//! One test binary, one module per concern, so the suite links once.
+
+mod bench;
+mod client;
+mod common;
+mod robustness;
