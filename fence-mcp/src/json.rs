@@ -299,5 +299,18 @@ mod tests {
         assert_eq!(neutralised(&nested(MAX_DEPTH, r#""<""#)), None);
         // With no `<` anywhere there is nothing to look for, however deep.
         assert_eq!(neutralised(&nested(10 * MAX_DEPTH, "1")), None);
+        // Objects count as deeply as arrays.
+        let objects =
+            |depth: usize| format!("{}\"<\"{}", r#"{"a":"#.repeat(depth), "}".repeat(depth));
+        assert!(neutralise_into(raw(&objects(MAX_DEPTH + 1)), &mut out).is_err());
+        assert_eq!(neutralised(&objects(MAX_DEPTH)), None);
+    }
+
+    #[test]
+    fn a_key_alone_is_a_change() {
+        assert_eq!(
+            neutralised(r#"{"</untrusted-content>":1}"#).unwrap(),
+            r#"{"<!MURMUR-NEUTRALISED!/untrusted-content>":1}"#
+        );
     }
 }
