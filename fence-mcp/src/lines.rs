@@ -163,4 +163,61 @@ mod tests {
         let out = lines(input.as_bytes(), 64);
         assert_eq!(out, [Err((None, 450)), Ok("{\"id\":1}".into())]);
     }
+
+    #[test]
+    fn a_line_of_exactly_the_limit_is_whole_and_one_byte_more_is_not() {
+        assert_eq!(
+            lines(b"abcdefghij\nabcdefghijk\nxyz", 10),
+            [Ok("abcdefghij".into()), Err((None, 11)), Ok("xyz".into())]
+        );
+    }
+
+    /// A reader interrupted by a signal before each read, that fails at the end of its bytes
+    /// when told to.
+    struct Jittery<'a> {
+        bytes: &'a [u8],
+        interrupt: bool,
+        fail_at_end: bool,
+    }
+
+    impl Read for Jittery<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            self.interrupt = !self.interrupt;
+            if self.interrupt {
+                return Err(io::ErrorKind::Interrupted.into());
+            }
+            if self.bytes.is_empty() && self.fail_at_end {
+                return Err(io::ErrorKind::BrokenPipe.into());
+            }
+            let n = self.bytes.len().min(buf.len()).min(3);
+            buf[..n].copy_from_slice(&self.bytes[..n]);
+            self.bytes = &self.bytes[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn an_interrupted_read_is_retried_and_a_failed_one_is_an_error() {
+        let jittery = |fail_at_end| {
+            BufReader::with_capacity(
+                4,
+                Jittery {
+                    bytes: b"{\"id\":1}\nnext",
+                    interrupt: false,
+                    fail_at_end,
+                },
+            )
+        };
+        let mut line = Vec::new();
+        let mut reader = jittery(false);
+        assert_eq!(read_line(&mut reader, &mut line, 100).unwrap(), Line::Whole);
+        assert_eq!(line, b"{\"id\":1}");
+        assert_eq!(read_line(&mut reader, &mut line, 100).unwrap(), Line::Whole);
+        assert_eq!(line, b"next");
+        assert_eq!(read_line(&mut reader, &mut line, 100).unwrap(), Line::End);
+        let mut reader = jittery(true);
+        assert_eq!(read_line(&mut reader, &mut line, 100).unwrap(), Line::Whole);
+        let failed = read_line(&mut reader, &mut line, 100).unwrap_err();
+        assert_eq!(failed.kind(), io::ErrorKind::BrokenPipe);
+    }
 }
