@@ -212,6 +212,56 @@ pub(crate) fn serve(
     exit_code(first, &ended, session.unanswered())
 }
 
+/// The side a relay reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Side {
+    Client,
+    Upstream,
+}
+
+/// Relays one direction until its input ends: each line `input` gives is read by the session
+/// as coming from `from`, goes on to `onward`, and any reply goes `back`. The first time
+/// `onward` no longer reads, `deaf` is sent to the main thread.
+fn relay<A: Write, B: Write>(
+    session: &Session,
+    limit: usize,
+    from: Side,
+    input: impl Read,
+    (onward, back): (&Sink<A>, &Sink<B>),
+    (deaf, events): (Event, &Sender<Event>),
+) {
+    let mut reader = BufReader::with_capacity(1 << 16, input);
+    let mut line = Vec::new();
+    let mut heard = true;
+    loop {
+        let outcome = match read_line(&mut reader, &mut line, limit) {
+            Ok(Line::Whole) if line.iter().all(u8::is_ascii_whitespace) => continue,
+            Ok(Line::Whole) => match from {
+                Side::Client => session.client_line(&line),
+                Side::Upstream => session.upstream_line(&line),
+            },
+            Ok(Line::Oversized) => match skim(&mut reader, &line) {
+                Ok((skimmed, size)) => match from {
+                    Side::Client => session.oversized_from_client(skimmed.as_ref(), size, limit),
+                    Side::Upstream => {
+                        session.oversized_from_upstream(skimmed.as_ref(), size, limit)
+                    }
+                },
+                Err(_) => break,
+            },
+            Ok(Line::End) | Err(_) => break,
+        };
+        if !deliver(session, outcome, &mut line, onward, back) && heard {
+            heard = false;
+            let _ = events.send(deaf);
+        }
+        if line.capacity() > 1 << 20 {
+            // Do not hold on to the memory of one big message for the rest of the session.
+            line = Vec::new();
+        }
+    }
+}
+
 /// Reads the client and forwards to the upstream, on a thread of its own.
 fn client_thread<R: Read + Send + 'static, W: Write + Send + 'static>(
     session: &Arc<Session>,
@@ -225,31 +275,20 @@ fn client_thread<R: Read + Send + 'static, W: Write + Send + 'static>(
         (session.clone(), to_upstream.clone(), to_client.clone());
     let limit = options.max_message_bytes();
     thread::spawn(move || {
-        let mut reader = BufReader::with_capacity(1 << 16, client_in);
-        let mut line = Vec::new();
-        let mut deaf = false;
-        loop {
-            let outcome = match read_line(&mut reader, &mut line, limit) {
-                Ok(Line::Whole) if line.iter().all(u8::is_ascii_whitespace) => continue,
-                Ok(Line::Whole) => session.client_line(&line),
-                Ok(Line::Oversized) => match skim(&mut reader, &line) {
-                    Ok((skimmed, size)) => {
-                        session.oversized_from_client(skimmed.as_ref(), size, limit)
-                    }
-                    Err(_) => break,
-                },
-                Ok(Line::End) | Err(_) => break,
-            };
-            if !deliver(&session, outcome, &mut line, &to_upstream, &to_client) && !deaf {
-                deaf = true;
-                let _ = events.send(Event::UpstreamInputClosed);
-            }
-        }
+        relay(
+            &session,
+            limit,
+            Side::Client,
+            client_in,
+            (&*to_upstream, &*to_client),
+            (Event::UpstreamInputClosed, &events),
+        );
         let _ = events.send(Event::ClientGone);
     });
 }
 
-/// Reads the upstream and forwards to the client, on a thread of its own.
+/// Reads the upstream and forwards to the client, on a thread of its own; when the upstream's
+/// output ends, every request still waiting gets its error.
 fn upstream_thread<W: Write + Send + 'static>(
     session: &Arc<Session>,
     options: &Options,
@@ -262,30 +301,14 @@ fn upstream_thread<W: Write + Send + 'static>(
         (session.clone(), to_upstream.clone(), to_client.clone());
     let limit = options.max_message_bytes();
     thread::spawn(move || {
-        let mut reader = BufReader::with_capacity(1 << 16, upstream_out);
-        let mut line = Vec::new();
-        let mut deaf = false;
-        loop {
-            let outcome = match read_line(&mut reader, &mut line, limit) {
-                Ok(Line::Whole) if line.iter().all(u8::is_ascii_whitespace) => continue,
-                Ok(Line::Whole) => session.upstream_line(&line),
-                Ok(Line::Oversized) => match skim(&mut reader, &line) {
-                    Ok((skimmed, size)) => {
-                        session.oversized_from_upstream(skimmed.as_ref(), size, limit)
-                    }
-                    Err(_) => break,
-                },
-                Ok(Line::End) | Err(_) => break,
-            };
-            if !deliver(&session, outcome, &mut line, &to_client, &to_upstream) && !deaf {
-                deaf = true;
-                let _ = events.send(Event::ClientGone);
-            }
-            if line.capacity() > 1 << 20 {
-                // Do not hold on to the memory of one big message for the rest of the session.
-                line = Vec::new();
-            }
-        }
+        relay(
+            &session,
+            limit,
+            Side::Upstream,
+            upstream_out,
+            (&*to_client, &*to_upstream),
+            (Event::ClientGone, &events),
+        );
         for mut error in session.upstream_gone() {
             to_client.send(&mut error);
         }

@@ -539,25 +539,16 @@ impl Session {
         limit: usize,
     ) -> Outcome {
         let mut outcome = Outcome::new(Forward::Nothing);
-        let too_big = format!(
-            "{size} bytes, over the limit of {limit} bytes (raise it with --max-message-bytes)"
-        );
-        let key = skimmed
-            .and_then(|message| message.id.as_ref())
-            .and_then(|id| match id {
-                serde_json::Value::String(_) | serde_json::Value::Number(_) => Some(id.to_string()),
-                _ => None,
-            });
-        match (skimmed, key) {
+        let too_big = too_big(size, limit);
+        let id = skimmed_id(skimmed);
+        match (skimmed, id) {
             (
                 Some(Skimmed {
                     method: Some(method),
                     ..
                 }),
-                Some(key),
+                Some(id),
             ) => {
-                let id = RawValue::from_string(key)
-                    .unwrap_or_else(|_| unreachable!("an id's JSON is JSON"));
                 outcome.reply.push(error_reply(
                     &id,
                     INTERNAL_ERROR,
@@ -567,8 +558,8 @@ impl Session {
                     "refused a request {method} from the upstream, which is {too_big}"
                 ));
             }
-            (Some(Skimmed { method: None, .. }), Some(key)) => {
-                match self.state().client.remove(&key) {
+            (Some(Skimmed { method: None, .. }), Some(id)) => {
+                match self.state().client.remove(id.get()) {
                     Some(pending) => {
                         let what = format!(
                             "dropped the answer to {}, which is {too_big}",
@@ -582,7 +573,8 @@ impl Session {
                         outcome.notes.push(what);
                     }
                     None => outcome.notes.push(format!(
-                        "dropped an answer for id {key}, which no request is waiting on, of {too_big}"
+                        "dropped an answer for id {}, which no request is waiting on, of {too_big}",
+                        id.get()
                     )),
                 }
             }
@@ -612,16 +604,8 @@ impl Session {
         limit: usize,
     ) -> Outcome {
         let mut outcome = Outcome::new(Forward::Nothing);
-        let too_big = format!(
-            "{size} bytes, over the limit of {limit} bytes (raise it with --max-message-bytes)"
-        );
-        let id = skimmed
-            .and_then(|message| message.id.as_ref())
-            .filter(|id| id.is_string() || id.is_number())
-            .map(|id| {
-                RawValue::from_string(id.to_string())
-                    .unwrap_or_else(|_| unreachable!("an id's JSON is JSON"))
-            });
+        let too_big = too_big(size, limit);
+        let id = skimmed_id(skimmed);
         match (skimmed.and_then(|message| message.method.as_deref()), id) {
             (Some(method), Some(id)) => {
                 outcome.reply.push(error_reply(
@@ -653,6 +637,23 @@ impl Session {
         }
         outcome
     }
+}
+
+/// How a message over the size limit is described.
+fn too_big(size: u64, limit: usize) -> String {
+    format!("{size} bytes, over the limit of {limit} bytes (raise it with --max-message-bytes)")
+}
+
+/// The id of a message over the size limit, when it is a string or a number, as JSON: the
+/// same text as its key in the maps of waiting requests.
+fn skimmed_id(skimmed: Option<&Skimmed>) -> Option<Box<RawValue>> {
+    skimmed
+        .and_then(|message| message.id.as_ref())
+        .filter(|id| id.is_string() || id.is_number())
+        .map(|id| {
+            RawValue::from_string(id.to_string())
+                .unwrap_or_else(|_| unreachable!("an id's JSON is JSON"))
+        })
 }
 
 /// A line from the upstream the proxy cannot read: reported and dropped, never forwarded.
