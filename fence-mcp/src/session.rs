@@ -333,6 +333,19 @@ impl Session {
         let (Ok(id), Ok(method)) = (members.one("id"), members.one("method")) else {
             return unreadable(json.as_bytes(), "two `id` or two `method` members");
         };
+        if method.is_some()
+            && members
+                .0
+                .iter()
+                .any(|(name, _)| name == "result" || name == "error")
+        {
+            // A client may read it as the answer to one of its requests, which the proxy
+            // would then have forwarded unfenced.
+            return unreadable(
+                json.as_bytes(),
+                "a `method` with a `result` or an `error`: neither a request nor an answer",
+            );
+        }
         let key = id.and_then(id_key);
         match (method.and_then(json::string), key) {
             (Some(method), Some(key)) => {
@@ -888,6 +901,8 @@ mod tests {
             b"42",
             b"{\"jsonrpc\":\"2.0\"}",
             b"{\"id\":1,\"id\":2,\"result\":{}}",
+            br#"{"jsonrpc":"2.0","id":1,"method":"ping","result":{"content":[]}}"#,
+            br#"{"jsonrpc":"2.0","method":"notifications/message","error":{}}"#,
             b"\xff",
         ] {
             let outcome = session.upstream_line(line);
