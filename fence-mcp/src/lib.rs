@@ -81,7 +81,9 @@
 //!   the proxy exits with the upstream's status, or 1 when that status is 0 but requests were
 //!   left unanswered.
 //! - **Garbage** from the upstream (a line that is not JSON, not UTF-8, or not a JSON-RPC
-//!   message) is reported on stderr with its first 200 bytes and dropped; the session goes on.
+//!   message, and a message with both a `method` and a `result` or `error`, which a lenient
+//!   client could read as an answer the proxy never fenced) is reported on stderr with its first
+//!   200 bytes and dropped; the session goes on.
 //! - **Oversized** messages (over [`Options::with_max_message_bytes`], 64 MiB by default) are
 //!   never held in memory: the line is streamed once through `serde_json` to learn its id and
 //!   method, and the request waiting on it gets a JSON-RPC error naming the limit (a server's
