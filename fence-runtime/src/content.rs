@@ -172,14 +172,18 @@ impl ModelContent {
         let provenance = payload.provenance();
         if provenance.is_fenced() {
             let source = Source::task(provenance.origin());
-            let block = fence_value(&source, payload)
-                .unwrap_or_else(|err| fence(&source, &alloc::string::ToString::to_string(&err)));
+            let block = fence_value(&source, payload).unwrap_or_else(|err| {
+                fence(
+                    &source,
+                    &alloc::string::ToString::to_string(&err.detailed()),
+                )
+            });
             ModelContent::from(block)
         } else {
             let mut buf = Vec::new();
             let text = match payload.render(&mut ContentWriter::unfenced(&mut buf)) {
                 Ok(()) => into_text(buf),
-                Err(err) => alloc::string::ToString::to_string(&err),
+                Err(err) => alloc::string::ToString::to_string(&err.detailed()),
             };
             ModelContent::exempt(Exemption::TrustedTask, neutralised(text))
         }
@@ -541,7 +545,9 @@ impl ToolOutput {
         result: Result<T, E>,
     ) -> ToolOutput {
         let rendered = match result {
-            Ok(value) => fence_value(source, &value).map_err(|err| fence_display(source, &err)),
+            Ok(value) => {
+                fence_value(source, &value).map_err(|err| fence_display(source, &err.detailed()))
+            }
             Err(err) => Err(fence_display(source, &err)),
         };
         match rendered {

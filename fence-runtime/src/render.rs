@@ -486,7 +486,13 @@ impl std::io::Write for ContentWriter<'_> {
 /// let err = fence_value(&Source::tool("report"), &Report { rows: vec![vec![0xff]] }).unwrap_err();
 /// let cause = err.source().unwrap().downcast_ref::<std::io::Error>().unwrap();
 /// assert_eq!(cause.kind(), std::io::ErrorKind::InvalidData);
+/// // Each part is said once: the error, then its source (as anyhow's `{:#}` prints them).
+/// assert_eq!(err.to_string(), "could not render content: writing it failed");
 /// ```
+///
+/// A tool's or a task's output that could not render tells the model the whole line, cause
+/// included (`could not render content: invalid utf-8 sequence …`), since a model sees no
+/// `source` chain.
 #[derive(Debug)]
 pub struct RenderError {
     cause: Cause,
@@ -526,6 +532,18 @@ impl RenderError {
     pub(crate) fn cause(&self) -> &impl fmt::Display {
         &self.cause
     }
+
+    /// The whole story in one line, cause included: what a tool's error output tells the
+    /// model, which sees no `source` chain.
+    pub(crate) fn detailed(&self) -> impl fmt::Display + '_ {
+        struct Detailed<'a>(&'a Cause);
+        impl fmt::Display for Detailed<'_> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, "could not render content: {}", self.0)
+            }
+        }
+        Detailed(&self.cause)
+    }
 }
 
 impl fmt::Display for Cause {
@@ -543,9 +561,19 @@ impl fmt::Display for Cause {
     }
 }
 
+/// What a render error says on its own; the error it keeps as its `source` says the rest, so
+/// a reporter that prints the chain (anyhow's `{:#}`, `eyre`) prints each part once.
 impl fmt::Display for RenderError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "could not render content: {}", self.cause)
+        match &self.cause {
+            Cause::Message(_) | Cause::Fmt(_) => {
+                write!(f, "could not render content: {}", self.cause)
+            }
+            #[cfg(feature = "std")]
+            Cause::Io(_) => f.write_str("could not render content: writing it failed"),
+            #[cfg(feature = "serde")]
+            Cause::Json(_) => f.write_str("could not render content as JSON"),
+        }
     }
 }
 

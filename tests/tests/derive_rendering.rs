@@ -298,10 +298,8 @@ fn a_payload_that_cannot_render_is_a_fenced_error() {
         map: BTreeMap::from([(vec![1], 1)]),
     };
     let err: RenderError = fence_value(&Source::tool("t"), &bad).unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        "could not render content: key must be a string"
-    );
+    // Said once: the message, then the cause as its source.
+    assert_eq!(err.to_string(), "could not render content as JSON");
     let cause = err
         .source()
         .and_then(|cause| cause.downcast_ref::<serde_json::Error>())

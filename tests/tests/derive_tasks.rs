@@ -146,3 +146,28 @@ async fn task_boundary_reads_provenance_from_the_wire() {
     assert_eq!(trusted_peer.as_str(), "from a peer");
     assert_eq!(trusted_peer.exemption(), Some(Exemption::TrustedTask));
 }
+
+#[derive(Serialize, Fenced)]
+#[fence(task)]
+struct BadKeysTask {
+    #[fence(provenance)]
+    #[serde(skip)]
+    provenance: TaskProvenance,
+    map: std::collections::BTreeMap<Vec<u8>, u8>,
+}
+
+#[test]
+fn a_task_that_cannot_render_tells_the_model_why_fenced_or_not() {
+    let task = |origin, trust| BadKeysTask {
+        provenance: TaskProvenance::derive(origin, trust),
+        map: std::collections::BTreeMap::from([(vec![1], 1)]),
+    };
+    let why = "could not render content: key must be a string";
+    assert_eq!(
+        ModelContent::task_payload(&task(TaskOrigin::Event, None)).as_str(),
+        format!("<untrusted-content source=task:event>\n{why}\n</untrusted-content>")
+    );
+    let trusted = ModelContent::task_payload(&task(TaskOrigin::User, None));
+    assert_eq!(trusted.exemption(), Some(Exemption::TrustedTask));
+    assert_eq!(trusted.as_str(), why);
+}

@@ -516,5 +516,8 @@ fn a_render_error_is_returned_not_fenced() {
         .and_then(|cause| cause.downcast_ref::<io::Error>())
         .expect("the io::Error is kept");
     assert_eq!(cause.kind(), io::ErrorKind::InvalidData);
-    assert_eq!(err.to_string(), "could not render content: not a number");
+    assert_eq!(
+        err.to_string(),
+        "could not render content: writing it failed"
+    );
 }
