@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use fence_runtime::surfaces::{
-    Finding, MarkerKind, RecordReader, RecordReport, RecordVerifier, Report, SseReader,
+    Finding, MarkerKind, ReadError, RecordReader, RecordReport, RecordVerifier, Report, SseReader,
     StreamReport, StreamVerifier, TraceReader, TraceReport, TraceVerifier, Unit, VerifyContext,
     live_markers, read_record, read_sse, read_trace, verify_record, verify_stream, verify_trace,
 };
@@ -36,6 +36,29 @@ fn chunks<'a>(bytes: &'a [u8], cuts: &[usize]) -> Vec<&'a [u8]> {
 fn record_in_chunks(pieces: &[&[u8]]) -> RecordReport {
     let mut report = Report::default();
     let mut reader = RecordReader::new();
+    for piece in pieces {
+        reader.push(piece, |unit| report.add(unit));
+    }
+    reader.finish(|unit| report.add(unit));
+    report
+}
+
+/// A record read in chunks by a reader that holds no line over `limit` bytes.
+fn record_in_chunks_within(pieces: &[&[u8]], limit: usize) -> RecordReport {
+    let mut report = Report::default();
+    let mut reader = RecordReader::new().with_max_line_bytes(limit);
+    for piece in pieces {
+        reader.push(piece, |unit| report.add(unit));
+    }
+    reader.finish(|unit| report.add(unit));
+    report
+}
+
+/// An SSE stream read in chunks by a reader that holds no line, and no event's data, over
+/// `limit` bytes.
+fn sse_in_chunks_within(pieces: &[&[u8]], limit: usize) -> StreamReport {
+    let mut report = Report::default();
+    let mut reader = SseReader::new().with_max_line_bytes(limit);
     for piece in pieces {
         reader.push(piece, |unit| report.add(unit));
     }
@@ -232,6 +255,65 @@ proptest! {
     }
 
     #[test]
+    fn a_line_over_the_limit_fails_at_its_number_and_every_other_line_reads_as_ever(
+        bytes in jsonl(),
+        limit in 0usize..80,
+        cuts in prop::collection::vec(any::<usize>(), 0..8),
+    ) {
+        let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
+        let whole = read_record(bytes);
+        let long: Vec<(usize, u64)> = reference_lines(bytes)
+            .into_iter()
+            .filter(|(_, line)| line.len() > limit)
+            .map(|(number, line)| (number, line.len() as u64))
+            .collect();
+        let is_long = |number: usize| long.iter().any(|(at, _)| *at == number);
+        let mut expected = RecordReport::default();
+        expected.items = whole.items.iter().filter(|item| !is_long(item.line)).cloned().collect();
+        let mut errors: Vec<(usize, ReadError)> = whole
+            .errors
+            .iter()
+            .filter(|error| !is_long(error.line))
+            .map(|error| (error.line, error.error.clone()))
+            .collect();
+        errors.extend(long.iter().map(|&(number, bytes)| (number, ReadError::TooLong { bytes, limit })));
+        errors.sort_by_key(|(number, _)| *number);
+
+        let limited = record_in_chunks_within(&chunks(bytes, &cuts), limit);
+        prop_assert_eq!(&limited.items, &expected.items);
+        let got: Vec<(usize, ReadError)> =
+            limited.errors.iter().map(|error| (error.line, error.error.clone())).collect();
+        prop_assert_eq!(got, errors);
+        prop_assert_eq!(limited.counts.read, whole.counts.read);
+        prop_assert_eq!(
+            limited.counts.skipped,
+            whole.counts.read - limited.items.len() - limited.errors.len()
+        );
+    }
+
+    #[test]
+    fn the_sse_reader_within_a_limit_reads_any_chunking_as_the_whole(
+        bytes in sse(),
+        limit in 0usize..200,
+        cuts in prop::collection::vec(any::<usize>(), 0..8),
+    ) {
+        let whole = sse_in_chunks_within(&[&bytes], limit);
+        prop_assert_eq!(sse_in_chunks_within(&chunks(&bytes, &cuts), limit), whole.clone());
+        // Every event the unlimited reader reads is either read alike or failed as too long.
+        let unlimited = read_sse(&bytes);
+        prop_assert_eq!(whole.counts.read, unlimited.counts.read);
+        for item in &whole.items {
+            prop_assert!(unlimited.items.contains(item));
+        }
+        for error in &whole.errors {
+            prop_assert!(
+                matches!(error.error, ReadError::TooLong { .. }) || unlimited.errors.contains(error),
+                "{error}"
+            );
+        }
+    }
+
+    #[test]
     fn the_sse_reader_reads_any_chunking_as_the_whole(
         bytes in sse(),
         cuts in prop::collection::vec(any::<usize>(), 0..8),
@@ -390,4 +472,57 @@ fn a_unit_reports_its_line_and_a_report_extends_from_units() {
         report,
         read_trace(b"\n{\"event_type\":\"skill_call\",\"skill_name\":\"k\",\"output_bytes\":0}\n{")
     );
+}
+
+#[test]
+fn an_sse_event_over_the_limit_fails_and_the_stream_goes_on() {
+    let frame = |content: &str| {
+        format!(
+            "event: artifact\nid: 1\ndata: {{\"artifact\":{{\"tool_name\":\"bash\",\"content\":\"{content}\"}}}}\n\n"
+        )
+    };
+    let big = "x".repeat(300);
+    let stream = format!(":{big}\n\n{}{}", frame(&big), frame("small"));
+    for pieces in [
+        vec![stream.as_bytes()],
+        stream.as_bytes().chunks(7).collect(),
+    ] {
+        let report = sse_in_chunks_within(&pieces, 200);
+        assert_eq!(report.items.len(), 1, "{report:?}");
+        assert_eq!(report.items[0].value.frame.artifact.content, "small");
+        assert_eq!(report.errors.len(), 1);
+        let error = &report.errors[0];
+        // The first data line of the second event, with its id; the comment was skipped.
+        assert_eq!((error.line, error.frame_id.as_deref()), (5, Some("1")));
+        assert!(
+            matches!(error.error, ReadError::TooLong { bytes, limit: 200 } if bytes > 300),
+            "{error}"
+        );
+    }
+    // Data spread over many short lines counts whole.
+    let spread = format!("event: artifact\n{}\n", "data: xxxxxxxxxx\n".repeat(30));
+    let report = sse_in_chunks_within(&[spread.as_bytes()], 200);
+    assert!(matches!(
+        report.errors[..],
+        [ref error] if error.line == 2 && matches!(error.error, ReadError::TooLong { .. })
+    ));
+}
+
+#[test]
+fn an_sse_data_line_over_the_limit_is_data_whatever_the_chunking() {
+    // After a byte-order mark, one byte at a time, with a limit smaller than `data:`: the line
+    // is still known as data, and its event fails rather than vanishing.
+    let stream =
+        b"\xEF\xBB\xBFdata: {\"artifact\":{\"content\":\"x\"}}\n\nid: 1234567890\ndata: {}\n\n";
+    for limit in [0, 3, 10] {
+        let report = sse_in_chunks_within(&stream.chunks(1).collect::<Vec<_>>(), limit);
+        let lines: Vec<_> = report.errors.iter().map(|error| error.line).collect();
+        assert_eq!(lines, [1, 4], "limit {limit}: {report:?}");
+        assert!(
+            report
+                .errors
+                .iter()
+                .all(|error| matches!(error.error, ReadError::TooLong { .. }))
+        );
+    }
 }

@@ -6,7 +6,7 @@ mod verify;
 
 use std::path::{Path, PathBuf};
 
-use fence_runtime::surfaces::VerifyContext;
+use fence_runtime::surfaces::{DEFAULT_MAX_LINE_BYTES, VerifyContext};
 use serde::{Deserialize, Serialize};
 
 use crate::exit::{Failure, Status};
@@ -15,7 +15,8 @@ pub(crate) use self::report::Format;
 
 /// Reads `conversation.jsonl`, `trace.jsonl` and SSE captures (`*.sse`, or any file whose first
 /// line says what it is), walking directories, and runs the verifiers over each, a unit at a
-/// time: a file of any size is read in memory bounded by its longest line.
+/// time: a file of any size is read in memory bounded by its longest line, and by
+/// `--max-line-bytes`.
 ///
 /// Findings print as `file:line: kind: detail`, then a summary. Exit status: 2 when some input
 /// could not be read — a path that is missing or unreadable, a file that is no surface, a
@@ -48,6 +49,11 @@ pub(crate) struct Args {
     /// `text` for people, `json` for machines: one object per finding, then a summary object.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
+    /// The longest line (for an SSE capture, the most data of one event) read, in bytes: a
+    /// longer one is counted as it goes past, never held, and reported as unreadable at its
+    /// line. It bounds the audit's memory.
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_LINE_BYTES)]
+    max_line_bytes: usize,
 }
 
 /// The declarations an audit is told about, from `--manifest`.
@@ -86,7 +92,13 @@ pub(crate) fn run(args: &Args) -> Result<Status, Failure> {
             .extend(tools.iter().cloned());
     }
     let mut out = anstream::stdout().lock();
-    audit(&args.paths, &context(&manifest), args.format, &mut out)
+    audit(
+        &args.paths,
+        &context(&manifest),
+        args.format,
+        args.max_line_bytes,
+        &mut out,
+    )
 }
 
 /// The verification context a manifest declares.
@@ -104,6 +116,7 @@ pub(crate) fn audit(
     paths: &[PathBuf],
     context: &VerifyContext,
     format: Format,
+    max_line_bytes: usize,
     out: &mut dyn std::io::Write,
 ) -> Result<Status, Failure> {
     let found = discover::discover(paths);
@@ -111,6 +124,6 @@ pub(crate) fn audit(
     for problem in &found.problems {
         reporter.problem(problem)?;
     }
-    verify::verify(&found, context, &mut reporter)?;
+    verify::verify(&found, context, max_line_bytes, &mut reporter)?;
     reporter.summary(&found)
 }

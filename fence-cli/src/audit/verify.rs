@@ -30,9 +30,13 @@ enum Verifier {
 pub(super) fn verify(
     found: &Discovery,
     context: &VerifyContext,
+    max_line_bytes: usize,
     reporter: &mut Reporter<'_>,
 ) -> Result<(), Failure> {
     let progress = Progress::new(found);
+    let sse = || SseReader::new().with_max_line_bytes(max_line_bytes);
+    let record = || RecordReader::new().with_max_line_bytes(max_line_bytes);
+    let trace = || TraceReader::new().with_max_line_bytes(max_line_bytes);
     for (_, targets) in &found.groups {
         // The first pass, streams before the record: the calls its frames name classify the
         // record's lines.
@@ -40,7 +44,7 @@ pub(super) fn verify(
         let mut verifiers = Vec::with_capacity(targets.len());
         for target in targets.iter().filter(|target| target.kind == Kind::Stream) {
             let mut verifier = StreamVerifier::new(context.clone());
-            let read = read_units(target, &progress, SseReader::new(), |unit| {
+            let read = read_units(target, &progress, sse(), |unit| {
                 if let Unit::Item(frame) = unit {
                     verifier.learn(&frame.value);
                     workdir.learn_call_from_frame(&frame.value.frame);
@@ -50,7 +54,7 @@ pub(super) fn verify(
         }
         for target in targets.iter().filter(|target| target.kind == Kind::Record) {
             let mut verifier = RecordVerifier::new(workdir.clone());
-            let read = read_units(target, &progress, RecordReader::new(), |unit| {
+            let read = read_units(target, &progress, record(), |unit| {
                 if let Unit::Item(line) = unit {
                     verifier.learn(&line.value);
                 }
@@ -87,21 +91,15 @@ pub(super) fn verify(
                 }
             };
             let read = match verifier {
-                Verifier::Stream(verifier) => {
-                    read_units(target, &progress, SseReader::new(), |unit| {
-                        each(verifier.verify(&unit), UnitKind::of(&unit));
-                    })
-                }
-                Verifier::Record(verifier) => {
-                    read_units(target, &progress, RecordReader::new(), |unit| {
-                        each(verifier.verify(&unit), UnitKind::of(&unit));
-                    })
-                }
-                Verifier::Trace(verifier) => {
-                    read_units(target, &progress, TraceReader::new(), |unit| {
-                        each(verifier.verify(&unit), UnitKind::of(&unit));
-                    })
-                }
+                Verifier::Stream(verifier) => read_units(target, &progress, sse(), |unit| {
+                    each(verifier.verify(&unit), UnitKind::of(&unit));
+                }),
+                Verifier::Record(verifier) => read_units(target, &progress, record(), |unit| {
+                    each(verifier.verify(&unit), UnitKind::of(&unit));
+                }),
+                Verifier::Trace(verifier) => read_units(target, &progress, trace(), |unit| {
+                    each(verifier.verify(&unit), UnitKind::of(&unit));
+                }),
             };
             failed?;
             let labelled = match verifier {

@@ -80,22 +80,8 @@ fn audit_keeps_memory_bounded_by_the_longest_line() {
         written += line.len() + 1;
     }
     drop(file);
-    let mut child = fence_bin()
-        .args(["audit", path.to_str().unwrap()])
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdout = child.stdout.take().unwrap();
-    let mut peak = None;
-    // The high-water mark only grows: the last reading before the child exits is the closest.
-    while child.try_wait().unwrap().is_none() {
-        if let Some(now) = peak_rss(&child) {
-            peak = Some(now);
-        }
-        thread::sleep(std::time::Duration::from_millis(20));
-    }
-    let mut report = String::new();
-    stdout.read_to_string(&mut report).unwrap();
+    let (report, status, peak) = audit_measured(&[path.to_str().unwrap()]);
+    assert_eq!(status, Some(0), "{report}");
     assert!(report.ends_with("clean: every unit verified\n"), "{report}");
     if let Some(peak) = peak {
         assert!(
@@ -105,6 +91,76 @@ fn audit_keeps_memory_bounded_by_the_longest_line() {
             written / MIB
         );
     }
+}
+
+/// Runs `fence audit ARGS`: its report, its exit status, and its peak resident set.
+fn audit_measured(args: &[&str]) -> (String, Option<i32>, Option<u64>) {
+    let mut child = fence_bin()
+        .arg("audit")
+        .args(args)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let reader = thread::spawn(move || {
+        let mut report = String::new();
+        stdout.read_to_string(&mut report).unwrap();
+        report
+    });
+    let mut peak = None;
+    // The high-water mark only grows: the last reading before the child exits is the closest.
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if let Some(now) = peak_rss(&child) {
+            peak = Some(now);
+        }
+        thread::sleep(std::time::Duration::from_millis(20));
+    };
+    (reader.join().unwrap(), status.code(), peak)
+}
+
+#[test]
+fn a_line_longer_than_the_limit_is_unreadable_at_its_number_and_never_held() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("conversation.jsonl");
+    let huge = ToolOutput::ok(fence(
+        &Source::tool("web-fetch"),
+        &adversarial_text(24 * MIB, 5),
+    ));
+    let small = ToolOutput::ok(fence(&Source::tool("web-fetch"), "fine"));
+    let mut record = RecordLine::tool_result("c1", &huge).to_json();
+    let huge_bytes = record.len();
+    record.push('\n');
+    record.push_str(&RecordLine::tool_result("c2", &small).to_json());
+    record.push('\n');
+    std::fs::write(&path, record).unwrap();
+
+    let (report, status, peak) =
+        audit_measured(&["--max-line-bytes", "1048576", path.to_str().unwrap()]);
+    assert_eq!(status, Some(2), "{report}");
+    let expected = format!(
+        "{}:1: unreadable-unit: cannot be read, so nothing in it was checked: {huge_bytes} bytes, over the reader's limit of 1048576 bytes",
+        path.display()
+    );
+    assert!(report.starts_with(&expected), "{report}");
+    // The line after it is read and verified as ever.
+    assert!(
+        report.contains("2 lines read, 0 skipped, 1 failed"),
+        "{report}"
+    );
+    if let Some(peak) = peak {
+        assert!(
+            peak < 12 * MIB as u64,
+            "peak resident set {} MiB for a {} MiB line",
+            peak / MIB as u64,
+            huge_bytes / MIB
+        );
+    }
+    // With the default limit, the same line is read.
+    let (report, status, _) = audit_measured(&[path.to_str().unwrap()]);
+    assert_eq!(status, Some(0), "{report}");
 }
 
 /// The measurement reported by hand: `FENCE_WRAP_MB` (default 200) megabytes through a pipe,

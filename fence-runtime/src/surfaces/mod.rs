@@ -228,7 +228,9 @@ pub use self::artifact::{ArtifactFrame, CallMeta, ParsedArtifact, ParsedFrame, r
 pub use self::classify::{ResultKind, VerifyContext};
 pub use self::finding::{Finding, FindingKind, Location, MarkerKind, MissingLabel, Surface};
 pub use self::markers::{LiveMarkers, Markers, live_markers, read_markers};
-pub use self::read::{Counts, Label, LineError, Located, Nullable, ReadError, Report, Unit};
+pub use self::read::{
+    Counts, DEFAULT_MAX_LINE_BYTES, Label, LineError, Located, Nullable, ReadError, Report, Unit,
+};
 pub use self::record::{
     ParsedMessage, Part, RecordHeader, RecordLine, RecordReader, RecordReport, read_record,
 };

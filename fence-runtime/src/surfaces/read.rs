@@ -172,6 +172,15 @@ pub enum ReadError {
     /// The JSON is not the surface's shape: a required key is missing, or a known key has the
     /// wrong type.
     Shape(String),
+    /// The line (for an SSE event, the event) is longer than the reader's limit
+    /// ([`DEFAULT_MAX_LINE_BYTES`] unless set with `with_max_line_bytes`); it was counted as it
+    /// went past, never held, so it could not be read.
+    TooLong {
+        /// How long it was, in bytes (without its line ending).
+        bytes: u64,
+        /// The reader's limit.
+        limit: usize,
+    },
 }
 
 impl ReadError {
@@ -200,6 +209,10 @@ impl fmt::Display for ReadError {
                 "duplicate key `{key}` at column {column}: readers disagree on which value wins; write each key once"
             ),
             ReadError::Shape(message) => write!(f, "unexpected shape: {message}"),
+            ReadError::TooLong { bytes, limit } => write!(
+                f,
+                "{bytes} bytes, over the reader's limit of {limit} bytes: not read; raise the limit to read it"
+            ),
         }
     }
 }
@@ -444,41 +457,92 @@ pub(crate) enum Outcome<T> {
     Fail(ReadError),
 }
 
+/// The longest line (for an SSE event, the longest event) the incremental readers hold by
+/// default: 256 MiB. A longer one is counted as it goes past, never held, and becomes a
+/// [`ReadError::TooLong`] unit; the readers' `with_max_line_bytes` changes it. The readers of a
+/// whole input already in memory (`read_record`, `read_trace`, `read_sse`) have no limit.
+pub const DEFAULT_MAX_LINE_BYTES: usize = 256 << 20;
+
 /// Splits a stream of bytes into lines ended by `\n`, however it arrives: a line that spans
 /// chunks is gathered, every other line is handed over from the chunk itself. Memory is
-/// bounded by the longest line.
-#[derive(Clone, Debug, Default)]
+/// bounded by the longest line, and by `limit`: a longer line is only counted, and handed over
+/// as `Err(its length)`.
+#[derive(Clone, Debug)]
 pub(crate) struct JsonlLines {
     /// The start of a line whose end has not arrived.
     partial: Vec<u8>,
     /// Lines handed over so far.
     number: usize,
+    /// The longest line held.
+    limit: usize,
+    /// The length so far of a line over `limit`, which is not held.
+    overlong: Option<u64>,
 }
 
+impl Default for JsonlLines {
+    fn default() -> Self {
+        JsonlLines::with_limit(DEFAULT_MAX_LINE_BYTES)
+    }
+}
+
+/// A line as [`JsonlLines`] hands it over: its bytes, or the length of one over the limit.
+pub(crate) type Piece<'a> = Result<&'a [u8], u64>;
+
 impl JsonlLines {
+    pub(crate) fn with_limit(limit: usize) -> JsonlLines {
+        JsonlLines {
+            partial: Vec::new(),
+            number: 0,
+            limit,
+            overlong: None,
+        }
+    }
+
+    pub(crate) fn limit(&self) -> usize {
+        self.limit
+    }
+
     /// Hands every line that `chunk` completes to `line`, with its 1-based number.
-    pub(crate) fn push(&mut self, mut chunk: &[u8], mut line: impl FnMut(usize, &[u8])) {
+    pub(crate) fn push(&mut self, mut chunk: &[u8], mut line: impl FnMut(usize, Piece<'_>)) {
         while let Some(end) = memchr::memchr(b'\n', chunk) {
             self.number += 1;
-            if self.partial.is_empty() {
-                line(self.number, strip_bom(self.number, &chunk[..end]));
+            let length = self.partial.len() + end;
+            if let Some(seen) = self.overlong.take() {
+                line(self.number, Err(seen + end as u64));
+            } else if length > self.limit {
+                line(self.number, Err(length as u64));
+                self.partial = Vec::new();
+            } else if self.partial.is_empty() {
+                line(self.number, Ok(strip_bom(self.number, &chunk[..end])));
             } else {
                 self.partial.extend_from_slice(&chunk[..end]);
-                line(self.number, strip_bom(self.number, &self.partial));
+                line(self.number, Ok(strip_bom(self.number, &self.partial)));
                 self.partial.clear();
             }
             chunk = &chunk[end + 1..];
         }
-        self.partial.extend_from_slice(chunk);
+        if let Some(seen) = &mut self.overlong {
+            *seen += chunk.len() as u64;
+        } else if self.partial.len() + chunk.len() > self.limit {
+            self.overlong = Some((self.partial.len() + chunk.len()) as u64);
+            // Let the memory go: the line is only counted from here on.
+            self.partial = Vec::new();
+        } else {
+            self.partial.extend_from_slice(chunk);
+        }
     }
 
     /// Hands over a last line with no `\n` after it, unless there is none: an input that ends
     /// with `\n` (or is empty, or is only a byte-order mark) has no line after it.
-    pub(crate) fn finish(mut self, mut line: impl FnMut(usize, &[u8])) {
+    pub(crate) fn finish(mut self, mut line: impl FnMut(usize, Piece<'_>)) {
         let number = self.number + 1;
+        if let Some(seen) = self.overlong {
+            line(number, Err(seen));
+            return;
+        }
         let tail = strip_bom(number, &self.partial);
         if !tail.is_empty() {
-            line(number, tail);
+            line(number, Ok(tail));
         }
         self.partial.clear();
     }
@@ -497,13 +561,10 @@ fn strip_bom(number: usize, line: &[u8]) -> &[u8] {
 /// that is not UTF-8 fails, and every other line is handed, as text, to `read_line`.
 pub(crate) fn jsonl_unit<T>(
     number: usize,
-    line: &[u8],
+    line: Piece<'_>,
+    limit: usize,
     read_line: impl FnOnce(&str) -> Outcome<T>,
 ) -> Unit<T> {
-    let line = line.strip_suffix(b"\r").unwrap_or(line);
-    if line.iter().all(u8::is_ascii_whitespace) {
-        return Unit::Skipped;
-    }
     let failed = |error| {
         Unit::Failed(LineError {
             line: number,
@@ -511,6 +572,13 @@ pub(crate) fn jsonl_unit<T>(
             error,
         })
     };
+    let line = match line {
+        Ok(line) => line.strip_suffix(b"\r").unwrap_or(line),
+        Err(bytes) => return failed(ReadError::TooLong { bytes, limit }),
+    };
+    if line.iter().all(u8::is_ascii_whitespace) {
+        return Unit::Skipped;
+    }
     match core::str::from_utf8(line) {
         Ok(text) => match read_line(text) {
             Outcome::Item(value) => Unit::Item(Located {

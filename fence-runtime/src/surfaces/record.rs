@@ -593,7 +593,8 @@ impl Report<ParsedMessage> {
 #[must_use]
 pub fn read_record(bytes: &[u8]) -> RecordReport {
     let mut report = RecordReport::default();
-    let mut reader = RecordReader::new();
+    // The input is in memory already: no line is too long to hold.
+    let mut reader = RecordReader::new().with_max_line_bytes(usize::MAX);
     reader.push(bytes, |unit| report.add(unit));
     reader.finish(|unit| report.add(unit));
     report
@@ -602,7 +603,8 @@ pub fn read_record(bytes: &[u8]) -> RecordReport {
 /// An incremental reader of a `conversation.jsonl`: feed it bytes in chunks of any size, and
 /// it hands over each line as a [`Unit`] the moment the line is complete.
 ///
-/// Its memory is bounded by the longest line, not the record, so a record of any size can be
+/// Its memory is bounded by the longest line (at most
+/// [`with_max_line_bytes`](Self::with_max_line_bytes)), not the record, so a record of any size can be
 /// read (and, with a [`RecordVerifier`](super::RecordVerifier), verified) as it streams from a
 /// file or a socket. The rules are [`read_record`]'s; lines end with `\n` (a `\r` before it is
 /// dropped), and a leading byte-order mark is dropped.
@@ -645,6 +647,31 @@ impl RecordReader {
         RecordReader::default()
     }
 
+    /// Sets the longest line the reader holds
+    /// ([`DEFAULT_MAX_LINE_BYTES`](super::DEFAULT_MAX_LINE_BYTES) unless set): a longer one is
+    /// counted as it goes past, never held, and becomes a unit that failed with
+    /// [`ReadError::TooLong`](super::ReadError::TooLong).
+    ///
+    /// ```
+    /// use fence_runtime::surfaces::{ReadError, RecordReader, Unit};
+    ///
+    /// let mut reader = RecordReader::new().with_max_line_bytes(16);
+    /// let mut units = Vec::new();
+    /// reader.push(b"{\"role\":\"user\",\"content\":[]}\n\n", |unit| units.push(unit));
+    /// assert!(matches!(
+    ///     &units[0],
+    ///     Unit::Failed(error) if error.line == 1
+    ///         && error.error == ReadError::TooLong { bytes: 28, limit: 16 }
+    /// ));
+    /// assert!(matches!(units[1], Unit::Skipped)); // the next line is read as ever
+    /// ```
+    #[must_use]
+    pub fn with_max_line_bytes(self, limit: usize) -> RecordReader {
+        RecordReader {
+            lines: JsonlLines::with_limit(limit),
+        }
+    }
+
     /// Reads the next chunk, handing every line it completes to `on_unit`, in order.
     ///
     /// ```
@@ -656,8 +683,9 @@ impl RecordReader {
     /// assert_eq!(lines, [None, Some(2)]); // the header is skipped
     /// ```
     pub fn push(&mut self, chunk: &[u8], mut on_unit: impl FnMut(Unit<ParsedMessage>)) {
+        let limit = self.lines.limit();
         self.lines.push(chunk, |number, line| {
-            on_unit(jsonl_unit(number, line, record_line));
+            on_unit(jsonl_unit(number, line, limit, record_line));
         });
     }
 
@@ -673,8 +701,9 @@ impl RecordReader {
     /// assert!(matches!(last, Some(Unit::Failed(error)) if error.line == 1)); // cut short
     /// ```
     pub fn finish(self, mut on_unit: impl FnMut(Unit<ParsedMessage>)) {
+        let limit = self.lines.limit();
         self.lines
-            .finish(|number, line| on_unit(jsonl_unit(number, line, record_line)));
+            .finish(|number, line| on_unit(jsonl_unit(number, line, limit, record_line)));
     }
 }
 

@@ -5,7 +5,7 @@ use alloc::vec::Vec;
 use std::io;
 
 use super::artifact::{ArtifactFrame, ParsedFrame, read_frame_bytes};
-use super::read::{LineError, Located, ReadError, Report, Unit};
+use super::read::{DEFAULT_MAX_LINE_BYTES, LineError, Located, ReadError, Report, Unit};
 
 /// Writes artifact frames as SSE events: `event: artifact`, `id: N` (numbered from 1),
 /// `data: <frame JSON>` and a blank line.
@@ -177,12 +177,30 @@ pub type StreamReport = Report<StreamFrame>;
 /// assert_eq!(report.items[0].value.frame.artifact.content, "hi");
 /// assert_eq!((report.counts.read, report.counts.skipped), (2, 1));
 /// ```
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct SseReader {
     line: Vec<u8>,
     line_number: usize,
     after_cr: bool,
     event: PendingEvent,
+    /// The longest line, and the most data of one event, held.
+    limit: usize,
+    /// The length so far of a line over `limit`, which is not held beyond the first bytes
+    /// that name its field.
+    overlong: Option<u64>,
+}
+
+impl Default for SseReader {
+    fn default() -> Self {
+        SseReader {
+            line: Vec::new(),
+            line_number: 0,
+            after_cr: false,
+            event: PendingEvent::default(),
+            limit: DEFAULT_MAX_LINE_BYTES,
+            overlong: None,
+        }
+    }
 }
 
 #[derive(Clone, Debug, Default)]
@@ -193,6 +211,24 @@ struct PendingEvent {
     has_data: bool,
     first_data_line: usize,
     not_utf8: Option<(usize, usize)>,
+    /// How many bytes of data (or of a line) went past the limit, not held.
+    too_long: Option<u64>,
+    /// The length of an `event` or `id` line (or another field's) over the limit: the event
+    /// it belongs to cannot be read, if it has data.
+    field_too_long: Option<u64>,
+}
+
+impl PendingEvent {
+    /// `bytes` more than the reader holds belong to this event: it fails, at its first data
+    /// line or at this one.
+    fn overflow(&mut self, number: usize, bytes: u64) {
+        if !self.has_data {
+            self.has_data = true;
+            self.first_data_line = number;
+        }
+        self.data = Vec::new();
+        *self.too_long.get_or_insert(0) += bytes;
+    }
 }
 
 impl SseReader {
@@ -206,6 +242,48 @@ impl SseReader {
     #[must_use]
     pub fn new() -> SseReader {
         SseReader::default()
+    }
+
+    /// Sets the longest line, and the most data of one event, the reader holds
+    /// ([`DEFAULT_MAX_LINE_BYTES`] unless set): an event with more is counted as it goes past,
+    /// never held, and becomes a unit that failed with [`ReadError::TooLong`]. A comment line
+    /// over the limit is skipped as any comment is.
+    ///
+    /// ```
+    /// use fence_runtime::surfaces::{ReadError, SseReader, Unit};
+    ///
+    /// let mut reader = SseReader::new().with_max_line_bytes(16);
+    /// let mut units = Vec::new();
+    /// reader.push(b"event: artifact\ndata: {\"artifact\":\ndata: {\"content\":\"x\"}}\n\n", |unit| units.push(unit));
+    /// assert!(matches!(
+    ///     &units[0],
+    ///     Unit::Failed(error) if error.line == 2 && matches!(error.error, ReadError::TooLong { limit: 16, .. })
+    /// ));
+    /// ```
+    #[must_use]
+    pub fn with_max_line_bytes(self, limit: usize) -> SseReader {
+        SseReader { limit, ..self }
+    }
+
+    /// Adds `part` to the line being gathered, unless that makes it longer than the limit:
+    /// from then on the line is only counted, and only its first bytes, which name its field,
+    /// are kept.
+    fn gather(&mut self, part: &[u8]) {
+        /// Enough to tell `data:` from a comment and from any other field, after a
+        /// byte-order mark.
+        const HEAD: usize = b"\xEF\xBB\xBFdata:".len();
+        if let Some(seen) = &mut self.overlong {
+            *seen += part.len() as u64;
+        } else if self.line.len() + part.len() > self.limit {
+            self.overlong = Some((self.line.len() + part.len()) as u64);
+            self.line.truncate(HEAD);
+            self.line.shrink_to(HEAD);
+        } else {
+            self.line.extend_from_slice(part);
+            return;
+        }
+        let room = HEAD.saturating_sub(self.line.len());
+        self.line.extend_from_slice(&part[..room.min(part.len())]);
     }
 
     /// Reads the next chunk of the stream, handing every event it completes to `on_unit`, in
@@ -230,7 +308,7 @@ impl SseReader {
             }
         }
         while let Some(end) = memchr::memchr2(b'\n', b'\r', chunk) {
-            self.line.extend_from_slice(&chunk[..end]);
+            self.gather(&chunk[..end]);
             if let Some(unit) = self.end_line() {
                 on_unit(unit);
             }
@@ -244,7 +322,7 @@ impl SseReader {
             }
             chunk = &chunk[next..];
         }
-        self.line.extend_from_slice(chunk);
+        self.gather(chunk);
     }
 
     /// Ends the stream: reads a last line with no line ending, and hands an event still open to
@@ -260,7 +338,7 @@ impl SseReader {
     /// assert!(matches!(&units[..], [Unit::Item(frame)] if frame.value.frame.artifact.content == "cut off"));
     /// ```
     pub fn finish(mut self, mut on_unit: impl FnMut(Unit<StreamFrame>)) {
-        if !self.line.is_empty() {
+        if !self.line.is_empty() || self.overlong.is_some() {
             if let Some(unit) = self.end_line() {
                 on_unit(unit);
             }
@@ -273,6 +351,19 @@ impl SseReader {
     /// Reads the line gathered so far; a blank line dispatches the event it ends.
     fn end_line(&mut self) -> Option<Unit<StreamFrame>> {
         self.line_number += 1;
+        if let Some(bytes) = self.overlong.take() {
+            let head = core::mem::take(&mut self.line);
+            let head = match self.line_number {
+                1 => head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&head),
+                _ => &head[..],
+            };
+            if head.starts_with(b"data:") || head == b"data" {
+                self.event.overflow(self.line_number, bytes);
+            } else if !head.starts_with(b":") {
+                self.event.field_too_long = Some(bytes);
+            }
+            return None;
+        }
         let mut line = core::mem::take(&mut self.line);
         let mut text: &[u8] = &line;
         if self.line_number == 1 {
@@ -309,8 +400,12 @@ impl SseReader {
                     event.has_data = true;
                     event.first_data_line = number;
                 }
-                event.data.extend_from_slice(value);
-                event.data.push(b'\n');
+                if event.too_long.is_some() || event.data.len() + value.len() > self.limit {
+                    event.overflow(number, (event.data.len() + value.len()) as u64);
+                } else {
+                    event.data.extend_from_slice(value);
+                    event.data.push(b'\n');
+                }
             }
             b"id" if !value.contains(&0) => {
                 event.id = Some(String::from_utf8_lossy(value).into_owned());
@@ -332,22 +427,31 @@ impl SseReader {
                 error,
             })
         };
-        Some(if let Some((line, valid_up_to)) = event.not_utf8 {
-            failed(line, event.id, ReadError::NotUtf8 { valid_up_to })
-        } else if event.kind.as_deref().unwrap_or("message") != "artifact" {
-            Unit::Skipped
-        } else {
-            match read_frame_bytes(&event.data) {
-                Ok(frame) => Unit::Item(Located {
-                    line: event.first_data_line,
-                    value: StreamFrame {
-                        id: event.id,
-                        frame,
-                    },
-                }),
-                Err(error) => failed(event.first_data_line, event.id, error),
-            }
-        })
+        Some(
+            if let Some(bytes) = event.too_long.or(event.field_too_long) {
+                let limit = self.limit;
+                failed(
+                    event.first_data_line,
+                    event.id,
+                    ReadError::TooLong { bytes, limit },
+                )
+            } else if let Some((line, valid_up_to)) = event.not_utf8 {
+                failed(line, event.id, ReadError::NotUtf8 { valid_up_to })
+            } else if event.kind.as_deref().unwrap_or("message") != "artifact" {
+                Unit::Skipped
+            } else {
+                match read_frame_bytes(&event.data) {
+                    Ok(frame) => Unit::Item(Located {
+                        line: event.first_data_line,
+                        value: StreamFrame {
+                            id: event.id,
+                            frame,
+                        },
+                    }),
+                    Err(error) => failed(event.first_data_line, event.id, error),
+                }
+            },
+        )
     }
 }
 
@@ -366,7 +470,8 @@ impl SseReader {
 #[must_use]
 pub fn read_sse(bytes: &[u8]) -> StreamReport {
     let mut report = StreamReport::default();
-    let mut reader = SseReader::new();
+    // The input is in memory already: no event is too long to hold.
+    let mut reader = SseReader::new().with_max_line_bytes(usize::MAX);
     reader.push(bytes, |unit| report.add(unit));
     reader.finish(|unit| report.add(unit));
     report

@@ -588,7 +588,8 @@ pub type TraceReport = Report<ParsedEvent>;
 #[must_use]
 pub fn read_trace(bytes: &[u8]) -> TraceReport {
     let mut report = TraceReport::default();
-    let mut reader = TraceReader::new();
+    // The input is in memory already: no line is too long to hold.
+    let mut reader = TraceReader::new().with_max_line_bytes(usize::MAX);
     reader.push(bytes, |unit| report.add(unit));
     reader.finish(|unit| report.add(unit));
     report
@@ -597,7 +598,9 @@ pub fn read_trace(bytes: &[u8]) -> TraceReport {
 /// An incremental reader of a `trace.jsonl`: feed it bytes in chunks of any size, and it
 /// hands over each line as a [`Unit`] the moment the line is complete.
 ///
-/// Its memory is bounded by the longest line, not the trace. The rules are [`read_trace`]'s.
+/// Its memory is bounded by the longest line (at most
+/// [`with_max_line_bytes`](Self::with_max_line_bytes)), not the trace. The rules are
+/// [`read_trace`]'s.
 ///
 /// ```
 /// use fence_runtime::surfaces::{ParsedEvent, TraceReader, Unit};
@@ -635,6 +638,31 @@ impl TraceReader {
         TraceReader::default()
     }
 
+    /// Sets the longest line the reader holds
+    /// ([`DEFAULT_MAX_LINE_BYTES`](super::DEFAULT_MAX_LINE_BYTES) unless set): a longer one is
+    /// counted as it goes past, never held, and becomes a unit that failed with
+    /// [`ReadError::TooLong`](super::ReadError::TooLong).
+    ///
+    /// ```
+    /// use fence_runtime::surfaces::{ReadError, TraceReader, Unit};
+    ///
+    /// let mut reader = TraceReader::new().with_max_line_bytes(16);
+    /// let mut units = Vec::new();
+    /// reader.push(b"{\"role\":\"user\",\"content\":[]}\n\n", |unit| units.push(unit));
+    /// assert!(matches!(
+    ///     &units[0],
+    ///     Unit::Failed(error) if error.line == 1
+    ///         && error.error == ReadError::TooLong { bytes: 28, limit: 16 }
+    /// ));
+    /// assert!(matches!(units[1], Unit::Skipped)); // the next line is read as ever
+    /// ```
+    #[must_use]
+    pub fn with_max_line_bytes(self, limit: usize) -> TraceReader {
+        TraceReader {
+            lines: JsonlLines::with_limit(limit),
+        }
+    }
+
     /// Reads the next chunk, handing every line it completes to `on_unit`, in order.
     ///
     /// ```
@@ -646,8 +674,9 @@ impl TraceReader {
     /// assert_eq!(skipped, 2);
     /// ```
     pub fn push(&mut self, chunk: &[u8], mut on_unit: impl FnMut(Unit<ParsedEvent>)) {
+        let limit = self.lines.limit();
         self.lines.push(chunk, |number, line| {
-            on_unit(jsonl_unit(number, line, trace_line));
+            on_unit(jsonl_unit(number, line, limit, trace_line));
         });
     }
 
@@ -663,8 +692,9 @@ impl TraceReader {
     /// assert!(matches!(units[..], [Unit::Skipped]));
     /// ```
     pub fn finish(self, mut on_unit: impl FnMut(Unit<ParsedEvent>)) {
+        let limit = self.lines.limit();
         self.lines
-            .finish(|number, line| on_unit(jsonl_unit(number, line, trace_line)));
+            .finish(|number, line| on_unit(jsonl_unit(number, line, limit, trace_line)));
     }
 }
 
