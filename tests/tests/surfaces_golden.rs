@@ -334,3 +334,27 @@ fn golden_record_trace_and_capture_read_back_clean() {
     assert_eq!(ids, [Some("1"), Some("2"), Some("3")]);
     assert_eq!(verify_stream(&stream, &context), []);
 }
+
+#[test]
+fn a_frame_of_a_block_cut_short_says_it_is_truncated_whatever_the_call_says() {
+    let mut buffer = fence_runtime::FenceBuffer::new(&Source::tool("bash"));
+    buffer.push_str("$ make\nbuilding");
+    let cut = ToolOutput::error(buffer.into_truncated_block());
+    let whole = bash_output();
+    let truncated = |output: &ToolOutput, flag: bool| {
+        let frame = ArtifactFrame::tool_result(
+            "tsk_1",
+            "bash",
+            output,
+            CallMeta::new("toolu_1", 3).with_truncated(flag),
+        );
+        read_frame(&frame.to_json()).unwrap().artifact.truncated
+    };
+    assert_eq!(truncated(&cut, false), Some(true));
+    assert_eq!(truncated(&cut, true), Some(true));
+    assert_eq!(truncated(&whole, false), Some(false));
+    assert_eq!(truncated(&whole, true), Some(true));
+    // The notice inside an unfenced text is the runtime's own words, not a cut stream.
+    let refusal = ToolOutput::refusal(format!("x\n{}", fence_runtime::TRUNCATION_NOTICE));
+    assert_eq!(truncated(&refusal, false), Some(false));
+}

@@ -161,6 +161,11 @@ impl<'a> Artifact<'a> {
     }
 }
 
+/// The content between the separators of a fenced output (empty for an unfenced one).
+fn block_content(output: &ToolOutput) -> &str {
+    crate::parse(output.content().as_str()).map_or("", |block| block.content())
+}
+
 impl<'a> ArtifactFrame<'a> {
     /// The frame of a tool call: the output's content and label, its error flag, and the
     /// call's metadata.
@@ -168,6 +173,11 @@ impl<'a> ArtifactFrame<'a> {
     /// A dispatch failure or a refusal ([`ToolOutput::dispatch_failure`],
     /// [`ToolOutput::refusal`]) never ran anything, so its `exit_code` is written as `null`
     /// whatever `call` says: a non-null `exit_code` is how a reader knows a subprocess ran.
+    /// A block whose stream was cut short (it ends with
+    /// [`TRUNCATION_NOTICE`](crate::TRUNCATION_NOTICE), as
+    /// [`FenceBuffer::into_truncated_block`](crate::FenceBuffer::into_truncated_block) and the
+    /// writers' `finish_truncated` leave it) is written `truncated: true` whatever `call` says,
+    /// so the flag cannot deny what the bytes say.
     ///
     /// ```
     /// use fence_runtime::ToolOutput;
@@ -196,7 +206,8 @@ impl<'a> ArtifactFrame<'a> {
                 is_error: output.is_error(),
                 duration_ms: Some(call.duration_ms),
                 exit_code: if ran { call.exit_code } else { None },
-                truncated: call.truncated,
+                truncated: call.truncated
+                    || (ran && crate::stream::ends_truncated(block_content(output))),
                 ..Artifact::new(tool_name, content)
             },
         }
