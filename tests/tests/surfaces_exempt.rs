@@ -292,3 +292,19 @@ proptest! {
         prop_assert_eq!(verify_record(&report, &context().with_call("c1", "triage").with_call("c2", "nope")), vec![]);
     }
 }
+
+#[test]
+fn a_record_in_the_chat_completions_format_names_its_calls_in_tool_calls() {
+    let doc = ModelContent::skill_doc(MENTIONS);
+    let skill = RecordLine::skill_result("call_1", &doc).to_json();
+    let assistant = r#"{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"triage","arguments":"{}"}},{"id":"call_x","type":"function"},{"id":7}]}"#;
+    // Told by `tool_calls` that call_1 went to the skill, its unfenced doc is as it must be.
+    assert_eq!(record_kinds(&format!("{assistant}\n{skill}\n")), []);
+    // Without it, the same line is a result of a call to nothing the verifier knows.
+    assert_ne!(record_kinds(&format!("{skill}\n")), []);
+    // A `tool_calls` of another shape teaches nothing and breaks nothing.
+    let odd = r#"{"role":"assistant","content":"ok","tool_calls":{"id":"call_1"}}"#;
+    let report = read_record(odd.as_bytes());
+    assert_eq!(report.counts.failed, 0);
+    assert_eq!(report.items[0].value.calls().count(), 0);
+}

@@ -231,8 +231,9 @@ impl VerifyContext {
         }
     }
 
-    /// Learns which tool or skill each call part of one record line (`tool_use`,
-    /// `function_call`) went to. [`RecordVerifier::learn`](super::RecordVerifier::learn) does
+    /// Learns which tool or skill each call of one record line went to: its `tool_use` and
+    /// `function_call` parts, and the chat-completions format's `tool_calls`
+    /// ([`ParsedMessage::calls`]). [`RecordVerifier::learn`](super::RecordVerifier::learn) does
     /// this by itself.
     ///
     /// ```
@@ -244,10 +245,8 @@ impl VerifyContext {
     /// assert_eq!(context.call_name("c3"), Some("bash"));
     /// ```
     pub fn learn_calls_from_message(&mut self, message: &ParsedMessage) {
-        for part in &message.content {
-            if let Part::ToolUse { id, name } = part {
-                self.calls.insert(id.clone(), name.clone());
-            }
+        for (id, name) in message.calls() {
+            self.calls.insert(id.into(), name.into());
         }
     }
 

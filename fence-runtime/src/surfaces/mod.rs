@@ -68,6 +68,8 @@
 //! `input_text`, `output_text`, `refusal`, `thinking`), calls (`tool_use`, `function_call`),
 //! tool results carried as parts (`tool_result`, `function_call_output`, with string or array
 //! content), and parts with no text (images, audio). Anything else is kept as [`Part::Other`].
+//! An assistant line's calls in the chat-completions format (`tool_calls`, outside `content`)
+//! are read too ([`ParsedMessage::calls`]).
 //!
 //! # Verifying
 //!
@@ -158,7 +160,7 @@
 //! context does not list (such as the runtime's own peer-handoff tools) is still a tool result.
 //! A record line learns its call's name from the context ([`VerifyContext::with_call`],
 //! [`VerifyContext::learn_calls_from_stream`]), from the record's own `tool_use` and
-//! `function_call` parts, or from its own `name` key; a tool result part answers the call its
+//! `function_call` parts and `tool_calls` lists, or from its own `name` key; a tool result part answers the call its
 //! `tool_use_id` (or `call_id`) names, or on a `tool` line with no id of its own, the line's.
 //!
 //! A frame whose `tool_call_id` and `duration_ms` are `null` but which is not a hook artifact

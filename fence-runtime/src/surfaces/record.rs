@@ -362,9 +362,36 @@ pub struct ParsedMessage {
     /// written before the key existed.
     #[serde(default)]
     pub fence: Label,
+    /// The calls of the chat-completions format's `tool_calls` (id, function name); see
+    /// [`calls`](Self::calls).
+    #[serde(default, deserialize_with = "tool_calls")]
+    tool_calls: Vec<(String, String)>,
 }
 
 impl ParsedMessage {
+    /// The calls the message makes, as (call id, tool or skill name): its `tool_use` and
+    /// `function_call` parts, then the chat-completions format's `tool_calls` (`id` and
+    /// `function.name`; an entry without both as strings is passed over).
+    ///
+    /// ```
+    /// use fence_runtime::surfaces::read_record;
+    ///
+    /// let report = read_record(br#"{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"bash","arguments":"{}"}}]}"#);
+    /// let calls: Vec<_> = report.items[0].value.calls().collect();
+    /// assert_eq!(calls, [("call_1", "bash")]);
+    /// ```
+    pub fn calls(&self) -> impl Iterator<Item = (&str, &str)> {
+        let parts = self.content.iter().filter_map(|part| match part {
+            Part::ToolUse { id, name } => Some((id.as_str(), name.as_str())),
+            _ => None,
+        });
+        let listed = self
+            .tool_calls
+            .iter()
+            .map(|(id, name)| (id.as_str(), name.as_str()));
+        parts.chain(listed)
+    }
+
     /// The line's own text: its [`Part::Text`] parts, joined with nothing. A tool result
     /// carried as a part is not part of it (see [`Part::text`]).
     ///
@@ -552,6 +579,25 @@ fn parts<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<Part>, D::Err
             "`content` is neither an array of parts nor a string",
         )),
     }
+}
+
+/// The chat-completions format's `tool_calls`: each entry's `id` and `function.name`. Anything else
+/// (absent, `null`, another shape) names no call; it is not an error, as the list only teaches
+/// the verifier which tool a call went to.
+fn tool_calls<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Vec<(String, String)>, D::Error> {
+    let Value::Array(calls) = Value::deserialize(deserializer)? else {
+        return Ok(Vec::new());
+    };
+    Ok(calls
+        .iter()
+        .filter_map(|call| {
+            let id = call.get("id")?.as_str()?;
+            let name = call.get("function")?.get("name")?.as_str()?;
+            Some((id.into(), name.into()))
+        })
+        .collect())
 }
 
 /// What [`read_record`] made of a `conversation.jsonl`. The unit of the counts is a line.
