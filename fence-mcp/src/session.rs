@@ -78,6 +78,17 @@ impl Outcome {
             notes: Vec::new(),
         }
     }
+
+    /// The answer to `pending` is withheld: the client gets an error saying `what` in its
+    /// place, and stderr says it too.
+    fn withhold(&mut self, pending: &Pending, what: String) {
+        self.forward = Forward::Rewritten(error_reply(
+            &pending.id,
+            INTERNAL_ERROR,
+            &format!("fence mcp: {what}"),
+        ));
+        self.notes.push(what);
+    }
 }
 
 /// What a message over the size limit was, read from it as it streamed past.
@@ -412,12 +423,7 @@ impl Session {
                     self.name(),
                     pending.describe()
                 );
-                outcome.forward = Forward::Rewritten(error_reply(
-                    &pending.id,
-                    INTERNAL_ERROR,
-                    &format!("fence mcp: {what}"),
-                ));
-                outcome.notes.push(what);
+                outcome.withhold(&pending, what);
             }
             Ok(true) => outcome.forward = Forward::Rewritten(out),
             Ok(false) => {}
@@ -578,12 +584,7 @@ impl Session {
                             "dropped the answer to {}, which is {too_big}",
                             pending.describe()
                         );
-                        outcome.forward = Forward::Rewritten(error_reply(
-                            &pending.id,
-                            INTERNAL_ERROR,
-                            &format!("fence mcp: {what}"),
-                        ));
-                        outcome.notes.push(what);
+                        outcome.withhold(&pending, what);
                     }
                     None => outcome.notes.push(format!(
                         "dropped an answer for id {}, which no request is waiting on, of {too_big}",
