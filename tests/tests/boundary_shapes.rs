@@ -5,10 +5,7 @@ use std::borrow::Cow;
 use std::fmt;
 
 use fence_runtime::{Fenced, ModelContent, ToolOutput, fence_boundary};
-
-fn block(source: &str, content: &str) -> String {
-    format!("<untrusted-content source={source}>\n{content}\n</untrusted-content>")
-}
+use fence_tests::block;
 
 #[fence_boundary]
 fn web_page(url: &str) -> String {

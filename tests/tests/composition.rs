@@ -6,10 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use fence_runtime::{ToolOutput, fence_boundary};
-
-fn block(source: &str, content: &str) -> String {
-    format!("<untrusted-content source={source}>\n{content}\n</untrusted-content>")
-}
+use fence_tests::block;
 
 #[async_trait]
 trait Tool: Send + Sync {

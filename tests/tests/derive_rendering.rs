@@ -5,11 +5,8 @@ use std::error::Error as _;
 use std::fmt;
 
 use fence_runtime::{Fenced, RenderError, Source, ToolOutput, fence_boundary, fence_value};
+use fence_tests::block;
 use serde::Serialize;
-
-fn block(source: &str, content: &str) -> String {
-    format!("<untrusted-content source={source}>\n{content}\n</untrusted-content>")
-}
 
 fn fenced<T: Fenced>(value: &T) -> String {
     fence_value(&Source::tool("t"), value)

@@ -6,11 +6,14 @@ use std::io;
 use std::sync::{Arc, Mutex};
 
 use fence_runtime::{Fenced, Source, ToolOutput, fence_boundary, fence_source_of, parse};
+use fence_tests::block;
+
+mod rmcp_client;
 use rmcp::handler::server::tool::ToolName;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::{ErrorData, ServiceError, ServiceExt, schemars, tool, tool_router};
+use rmcp_client::{call, text_of};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
@@ -121,10 +124,6 @@ impl Tools {
     }
 }
 
-fn block(source: &str, content: &str) -> String {
-    format!("<untrusted-content source={source}>\n{content}\n</untrusted-content>")
-}
-
 async fn connect() -> RunningService<RoleClient, ()> {
     let (client_end, server_end) = tokio::io::duplex(64 * 1024);
     tokio::spawn(async move {
@@ -132,27 +131,6 @@ async fn connect() -> RunningService<RoleClient, ()> {
         server.waiting().await.expect("server runs");
     });
     ().serve(client_end).await.expect("client connects")
-}
-
-async fn call(
-    client: &RunningService<RoleClient, ()>,
-    tool: &'static str,
-    arguments: serde_json::Value,
-) -> Result<CallToolResult, ServiceError> {
-    let serde_json::Value::Object(arguments) = arguments else {
-        panic!("arguments are an object")
-    };
-    client
-        .call_tool(CallToolRequestParams::new(tool).with_arguments(arguments))
-        .await
-}
-
-/// The one text block of a result, and its `isError`.
-fn text_of(result: &CallToolResult) -> (&str, Option<bool>) {
-    assert_eq!(result.content.len(), 1, "one content block: {result:?}");
-    assert_eq!(result.structured_content, None);
-    let text = result.content[0].as_text().expect("a text block");
-    (&text.text, result.is_error)
 }
 
 fn runtime() -> tokio::runtime::Runtime {

@@ -7,10 +7,7 @@ use fence_runtime::surfaces::{
     verify_frame, verify_record, verify_stream, verify_trace,
 };
 use fence_runtime::{ParseError, Source, fence};
-
-fn block(source: &str, content: &str) -> String {
-    format!("<untrusted-content source={source}>\n{content}\n</untrusted-content>")
-}
+use fence_tests::block;
 
 fn json(text: &str) -> String {
     serde_json::to_string(text).unwrap()

@@ -7,12 +7,9 @@ use fence_runtime::surfaces::{
     verify_trace,
 };
 use fence_runtime::{Exemption, ParseError, Source, fence};
+use fence_tests::block;
 
 const WEB: &str = "<untrusted-content source=tool:web-fetch>\n{}\n</untrusted-content>";
-
-fn block(source: &str, content: &str) -> String {
-    format!("<untrusted-content source={source}>\n{content}\n</untrusted-content>")
-}
 
 fn json(text: &str) -> String {
     serde_json::to_string(text).unwrap()
