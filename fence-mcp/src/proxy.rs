@@ -164,20 +164,21 @@ pub(crate) fn serve(
     let to_client = Arc::new(Sink::new(client_out));
     let (events, woken) = mpsc::channel();
 
-    client_thread(
+    let limit = options.max_message_bytes();
+    spawn_relay(
         &session,
-        options,
+        limit,
+        Side::Client,
         client_in,
-        &to_upstream,
-        &to_client,
+        (&to_upstream, &to_client),
         events.clone(),
     );
-    upstream_thread(
+    spawn_relay(
         &session,
-        options,
+        limit,
+        Side::Upstream,
         upstream_out,
-        &to_upstream,
-        &to_client,
+        (&to_client, &to_upstream),
         events.clone(),
     );
     #[cfg(unix)]
@@ -221,15 +222,19 @@ enum Side {
 
 /// Relays one direction until its input ends: each line `input` gives is read by the session
 /// as coming from `from`, goes on to `onward`, and any reply goes `back`. The first time
-/// `onward` no longer reads, `deaf` is sent to the main thread.
+/// `onward` no longer reads, the main thread is told that side is gone.
 fn relay<A: Write, B: Write>(
     session: &Session,
     limit: usize,
     from: Side,
     input: impl Read,
     (onward, back): (&Sink<A>, &Sink<B>),
-    (deaf, events): (Event, &Sender<Event>),
+    events: &Sender<Event>,
 ) {
+    let deaf = match from {
+        Side::Client => Event::UpstreamInputClosed,
+        Side::Upstream => Event::ClientGone,
+    };
     let mut reader = BufReader::with_capacity(1 << 16, input);
     let mut line = Vec::new();
     let mut heard = true;
@@ -262,57 +267,29 @@ fn relay<A: Write, B: Write>(
     }
 }
 
-/// Reads the client and forwards to the upstream, on a thread of its own.
-fn client_thread<R: Read + Send + 'static, W: Write + Send + 'static>(
+/// Runs [`relay`] on a thread of its own, then tells the main thread its input has ended:
+/// the client's, or the upstream's, once every request still waiting has had its error.
+fn spawn_relay<R: Read + Send + 'static, A: Write + Send + 'static, B: Write + Send + 'static>(
     session: &Arc<Session>,
-    options: &Options,
-    client_in: R,
-    to_upstream: &Arc<Sink<ChildStdin>>,
-    to_client: &Arc<Sink<W>>,
+    limit: usize,
+    from: Side,
+    input: R,
+    (onward, back): (&Arc<Sink<A>>, &Arc<Sink<B>>),
     events: Sender<Event>,
 ) {
-    let (session, to_upstream, to_client) =
-        (session.clone(), to_upstream.clone(), to_client.clone());
-    let limit = options.max_message_bytes();
+    let (session, onward, back) = (session.clone(), onward.clone(), back.clone());
     thread::spawn(move || {
-        relay(
-            &session,
-            limit,
-            Side::Client,
-            client_in,
-            (&*to_upstream, &*to_client),
-            (Event::UpstreamInputClosed, &events),
-        );
-        let _ = events.send(Event::ClientGone);
-    });
-}
-
-/// Reads the upstream and forwards to the client, on a thread of its own; when the upstream's
-/// output ends, every request still waiting gets its error.
-fn upstream_thread<W: Write + Send + 'static>(
-    session: &Arc<Session>,
-    options: &Options,
-    upstream_out: impl Read + Send + 'static,
-    to_upstream: &Arc<Sink<ChildStdin>>,
-    to_client: &Arc<Sink<W>>,
-    events: Sender<Event>,
-) {
-    let (session, to_upstream, to_client) =
-        (session.clone(), to_upstream.clone(), to_client.clone());
-    let limit = options.max_message_bytes();
-    thread::spawn(move || {
-        relay(
-            &session,
-            limit,
-            Side::Upstream,
-            upstream_out,
-            (&*to_client, &*to_upstream),
-            (Event::ClientGone, &events),
-        );
-        for mut error in session.upstream_gone() {
-            to_client.send(&mut error);
-        }
-        let _ = events.send(Event::UpstreamOutputClosed);
+        relay(&session, limit, from, input, (&*onward, &*back), &events);
+        let ended = match from {
+            Side::Client => Event::ClientGone,
+            Side::Upstream => {
+                for mut error in session.upstream_gone() {
+                    onward.send(&mut error);
+                }
+                Event::UpstreamOutputClosed
+            }
+        };
+        let _ = events.send(ended);
     });
 }
 
