@@ -560,14 +560,8 @@ impl Session {
         let mut outcome = Outcome::new(Forward::Nothing);
         let too_big = too_big(size, limit);
         let id = skimmed_id(skimmed);
-        match (skimmed, id) {
-            (
-                Some(Skimmed {
-                    method: Some(method),
-                    ..
-                }),
-                Some(id),
-            ) => {
+        match (skimmed.and_then(|message| message.method.as_deref()), id) {
+            (Some(method), Some(id)) => {
                 outcome.reply.push(error_reply(
                     &id,
                     INTERNAL_ERROR,
@@ -577,33 +571,23 @@ impl Session {
                     "refused a request {method} from the upstream, which is {too_big}"
                 ));
             }
-            (Some(Skimmed { method: None, .. }), Some(id)) => {
-                match self.state().client.remove(id.get()) {
-                    Some(pending) => {
-                        let what = format!(
-                            "dropped the answer to {}, which is {too_big}",
-                            pending.describe()
-                        );
-                        outcome.withhold(&pending, what);
-                    }
-                    None => outcome.notes.push(format!(
-                        "dropped an answer for id {}, which no request is waiting on, of {too_big}",
-                        id.get()
-                    )),
+            (None, Some(id)) => match self.state().client.remove(id.get()) {
+                Some(pending) => {
+                    let what = format!(
+                        "dropped the answer to {}, which is {too_big}",
+                        pending.describe()
+                    );
+                    outcome.withhold(&pending, what);
                 }
-            }
-            (
-                Some(Skimmed {
-                    method: Some(method),
-                    ..
-                }),
-                None,
-            ) => {
-                outcome.notes.push(format!(
-                    "dropped a notification {method}, which is {too_big}"
-                ));
-            }
-            _ => outcome
+                None => outcome.notes.push(format!(
+                    "dropped an answer for id {}, which no request is waiting on, of {too_big}",
+                    id.get()
+                )),
+            },
+            (Some(method), None) => outcome.notes.push(format!(
+                "dropped a notification {method}, which is {too_big}"
+            )),
+            (None, None) => outcome
                 .notes
                 .push(format!("dropped a line that is not JSON-RPC, of {too_big}")),
         }
