@@ -49,12 +49,11 @@ impl Rules {
         }
     }
 
-    /// Learns the calls a record's call parts name, as `verify_record` does before it checks.
+    /// Learns the calls a record's lines name (call parts and `tool_calls` lists, as the
+    /// reader read them), as `verify_record` does before it checks.
     pub(crate) fn learn_from_record(&mut self, record: &RecordReport) {
-        for part in record.items.iter().flat_map(|line| &line.value.content) {
-            if let Part::ToolUse { id, name } = part {
-                self.calls.insert(id.clone(), name.clone());
-            }
+        for (id, name) in record.items.iter().flat_map(|line| line.value.calls()) {
+            self.calls.insert(id.into(), name.into());
         }
     }
 
