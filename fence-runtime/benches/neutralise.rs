@@ -171,22 +171,28 @@ fn json_with_html(html: &str, len: usize) -> String {
     text
 }
 
+/// Pushes a forged opener or closer name, `<untrusted-content` or `</untrusted-content`, each
+/// letter in random case.
+fn push_marker(text: &mut String, rng: &mut Lcg) {
+    text.push('<');
+    if rng.below(2) == 0 {
+        text.push('/');
+    }
+    for c in "untrusted-content".chars() {
+        text.push(if rng.below(2) == 0 {
+            c.to_ascii_uppercase()
+        } else {
+            c
+        });
+    }
+}
+
 /// A forged marker in random casing every ~20 bytes.
 fn adversarial(len: usize) -> String {
     let mut rng = Lcg(3);
     let mut text = String::with_capacity(len + 64);
     while text.len() < len {
-        text.push('<');
-        if rng.below(2) == 0 {
-            text.push('/');
-        }
-        for c in "untrusted-content".chars() {
-            text.push(if rng.below(2) == 0 {
-                c.to_ascii_uppercase()
-            } else {
-                c
-            });
-        }
+        push_marker(&mut text, &mut rng);
         text.push_str([">", " ", "> x", ">\n"][rng.below(4)]);
     }
     text.truncate(len);
@@ -198,17 +204,7 @@ fn back_to_back(len: usize) -> String {
     let mut rng = Lcg(5);
     let mut text = String::with_capacity(len + 64);
     while text.len() < len {
-        text.push('<');
-        if rng.below(2) == 0 {
-            text.push('/');
-        }
-        for c in "untrusted-content".chars() {
-            text.push(if rng.below(2) == 0 {
-                c.to_ascii_uppercase()
-            } else {
-                c
-            });
-        }
+        push_marker(&mut text, &mut rng);
     }
     text.truncate(len);
     text
