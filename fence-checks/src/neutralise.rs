@@ -1,6 +1,7 @@
 //! `neutralise_bytes`, `neutralise` and `fence`'s content against the naive reference matcher,
 //! on the input and on shifted, repeated and padded copies of it, so that markers land at every
-//! offset of the prefilter's 64-byte blocks and in both its vector loop and its scalar tail.
+//! offset of the prefilter's 64-byte blocks, in both its vector loop and its scalar tail, and
+//! after a kilobyte of filler.
 //!
 //! Invariants, for the input, its first few suffixes and a repetition of it (padded copies at
 //! every block offset get the first two):
@@ -60,6 +61,18 @@ pub fn check(data: &[u8]) {
             padded.resize(padded.len() + after, filler);
             check_output(&padded);
         }
+    }
+
+    // The data twice, around a stretch of filler a little over 1 KiB long: every 1 KiB of
+    // steps without a hit, the copy loop brings its copy back to an aligned address or hands
+    // text without `<` to a loop of its own, and the second copy of the data meets those at an
+    // offset the stretch's length moves.
+    for extra in [0, 1, 2, 31, 32, 33, 63, usize::from(first % 64)] {
+        padded.clear();
+        padded.extend_from_slice(data);
+        padded.resize(data.len() + 1024 + extra, filler);
+        padded.extend_from_slice(data);
+        check_output(&padded);
     }
 }
 
