@@ -78,11 +78,21 @@ struct Stdio {
     shared: Arc<Shared>,
 }
 
-async fn write_line(out: &AsyncMutex<Stdout>, line: &[u8]) -> std::io::Result<()> {
-    let mut out = out.lock().await;
-    out.write_all(line).await?;
-    out.write_all(b"\n").await?;
-    out.flush().await
+/// Writes `line` and its newline, whole, in a task of its own: rmcp drops the future that waits
+/// for it when `receive` loses a `select!`, and a line cut short there (its newline not yet
+/// written) ran into the next message, which then read as garbage and left a request waiting.
+async fn write_line(out: &Arc<AsyncMutex<Stdout>>, line: &[u8]) -> std::io::Result<()> {
+    let out = out.clone();
+    let mut line = line.to_vec();
+    line.push(b'\n');
+    let write = tokio::spawn(async move {
+        let mut out = out.lock().await;
+        out.write_all(&line).await?;
+        out.flush().await
+    });
+    write
+        .await
+        .unwrap_or_else(|err| Err(std::io::Error::other(err)))
 }
 
 /// The two tools that support tasks say so in a field rmcp 3.11's `Tool` does not have.
