@@ -1011,6 +1011,14 @@ mod tests {
         });
     }
 
+    /// `len` dots with `pattern` at `at`, cut short where the input ends.
+    fn dots_with(len: usize, at: usize, pattern: &[u8]) -> Vec<u8> {
+        let mut hay = vec![b'.'; len];
+        let end = (at + pattern.len()).min(len);
+        hay[at..end].copy_from_slice(&pattern[..end - at]);
+        hay
+    }
+
     /// Markers, pairs that start no marker, and near misses at every offset of inputs of the
     /// given lengths, read from the start, from around the pattern (from its `/` leaves a
     /// closer's `<` before the start) and from the end.
@@ -1027,9 +1035,7 @@ mod tests {
         for len in lengths {
             for pattern in patterns {
                 for at in 0..len {
-                    let mut hay = vec![b'.'; len];
-                    let end = (at + pattern.len()).min(len);
-                    hay[at..end].copy_from_slice(&pattern[..end - at]);
+                    let hay = dots_with(len, at, pattern);
                     for from in [0, at.saturating_sub(1), at, at + 1, len] {
                         let from = from.min(len);
                         let context = format_args!("len {len}, {pattern:?} at {at}, from {from}");
@@ -1074,17 +1080,13 @@ mod tests {
             for from in 0..32 {
                 let len = from + BLOCK + RUN;
                 for at in (from + BLOCK)..len {
-                    let mut hay = vec![b'.'; len];
-                    let end = (at + pattern.len()).min(len);
-                    hay[at..end].copy_from_slice(&pattern[..end - at]);
+                    let hay = dots_with(len, at, pattern);
                     let context = format_args!("{pattern:?} at {at}, from {from}");
                     check_all(&hay, from, from % 5, true, &context);
                 }
                 let len = from + PERIOD + RUN;
                 for at in (from + PERIOD - 2 * BLOCK)..len {
-                    let mut hay = vec![b'.'; len];
-                    let end = (at + pattern.len()).min(len);
-                    hay[at..end].copy_from_slice(&pattern[..end - at]);
+                    let hay = dots_with(len, at, pattern);
                     let context = format_args!("{pattern:?} at {at}, from {from}");
                     check_push_at(&hay, from, 0, &context);
                 }
@@ -1111,8 +1113,7 @@ mod tests {
         for misalignment in 0..32 {
             for pattern in patterns {
                 for at in PERIOD - 40..PERIOD + 40 {
-                    let mut hay = vec![b'.'; LEN];
-                    hay[at..at + pattern.len()].copy_from_slice(pattern);
+                    let hay = dots_with(LEN, at, pattern);
                     let context = format_args!("{pattern:?} at {at}");
                     check_push_at(&hay, 0, misalignment, &context);
                 }

@@ -33,57 +33,41 @@ fn chunks<'a>(bytes: &'a [u8], cuts: &[usize]) -> Vec<&'a [u8]> {
     points.windows(2).map(|w| &bytes[w[0]..w[1]]).collect()
 }
 
+/// Everything `reader` reads from `pieces`, fed one after another, then finished. (The three
+/// readers share no trait, so this is a macro.)
+macro_rules! read_in_chunks {
+    ($reader:expr, $pieces:expr) => {{
+        let mut report = Report::default();
+        let mut reader = $reader;
+        for piece in $pieces {
+            reader.push(piece, |unit| report.add(unit));
+        }
+        reader.finish(|unit| report.add(unit));
+        report
+    }};
+}
+
 fn record_in_chunks(pieces: &[&[u8]]) -> RecordReport {
-    let mut report = Report::default();
-    let mut reader = RecordReader::new();
-    for piece in pieces {
-        reader.push(piece, |unit| report.add(unit));
-    }
-    reader.finish(|unit| report.add(unit));
-    report
+    read_in_chunks!(RecordReader::new(), pieces)
 }
 
 /// A record read in chunks by a reader that holds no line over `limit` bytes.
 fn record_in_chunks_within(pieces: &[&[u8]], limit: usize) -> RecordReport {
-    let mut report = Report::default();
-    let mut reader = RecordReader::new().with_max_line_bytes(limit);
-    for piece in pieces {
-        reader.push(piece, |unit| report.add(unit));
-    }
-    reader.finish(|unit| report.add(unit));
-    report
+    read_in_chunks!(RecordReader::new().with_max_line_bytes(limit), pieces)
 }
 
 /// An SSE stream read in chunks by a reader that holds no line, and no event's data, over
 /// `limit` bytes.
 fn sse_in_chunks_within(pieces: &[&[u8]], limit: usize) -> StreamReport {
-    let mut report = Report::default();
-    let mut reader = SseReader::new().with_max_line_bytes(limit);
-    for piece in pieces {
-        reader.push(piece, |unit| report.add(unit));
-    }
-    reader.finish(|unit| report.add(unit));
-    report
+    read_in_chunks!(SseReader::new().with_max_line_bytes(limit), pieces)
 }
 
 fn trace_in_chunks(pieces: &[&[u8]]) -> TraceReport {
-    let mut report = Report::default();
-    let mut reader = TraceReader::new();
-    for piece in pieces {
-        reader.push(piece, |unit| report.add(unit));
-    }
-    reader.finish(|unit| report.add(unit));
-    report
+    read_in_chunks!(TraceReader::new(), pieces)
 }
 
 fn sse_in_chunks(pieces: &[&[u8]]) -> StreamReport {
-    let mut report = Report::default();
-    let mut reader = SseReader::new();
-    for piece in pieces {
-        reader.push(piece, |unit| report.add(unit));
-    }
-    reader.finish(|unit| report.add(unit));
-    report
+    read_in_chunks!(SseReader::new(), pieces)
 }
 
 /// The record's findings from two streamed passes, chunk by chunk.
