@@ -67,9 +67,18 @@ impl<'de> Deserialize<'de> for Members<'de> {
 }
 
 impl<'a> Members<'a> {
-    /// Reads `raw` as an object; `None` when it is not one.
+    /// Reads `raw` as an object; `None` when it is not one, or when a key cannot be decoded.
     pub(crate) fn of(raw: &'a RawValue) -> Option<Members<'a>> {
         serde_json::from_str(raw.get()).ok()
+    }
+
+    /// Reads `raw` as an object: `Ok(None)` when it is not one, an error when it is one whose
+    /// keys cannot all be decoded. For a value the proxy must rewrite, which it then withholds.
+    pub(crate) fn read(raw: &'a RawValue) -> Result<Option<Members<'a>>, Unreadable> {
+        if !raw.get().starts_with('{') {
+            return Ok(None);
+        }
+        Members::of(raw).map(Some).ok_or(Unreadable::Undecodable)
     }
 
     /// The value of the only member named `key`; `Err` when there are several.
@@ -122,11 +131,21 @@ pub(crate) fn elements(raw: &RawValue) -> Option<Vec<&RawValue>> {
     serde_json::from_str(raw.get()).ok()
 }
 
-/// Reads `raw` as a string; `None` when it is not one.
+/// Reads `raw` as a string; `None` when it is not one, or cannot be decoded.
 pub(crate) fn string(raw: &RawValue) -> Option<Cow<'_, str>> {
     serde_json::from_str::<Text<'_>>(raw.get())
         .ok()
         .map(|text| text.0)
+}
+
+/// Reads `raw` as a string: `Ok(None)` when it is not one, an error when it is one that cannot
+/// be decoded (an escape such as `\ud800`, a lone surrogate, which `serde_json` validates as
+/// JSON but cannot turn into a Rust string, while JavaScript and Python read it as text).
+pub(crate) fn text(raw: &RawValue) -> Result<Option<Cow<'_, str>>, Unreadable> {
+    if !raw.get().starts_with('"') {
+        return Ok(None);
+    }
+    string(raw).map(Some).ok_or(Unreadable::Undecodable)
 }
 
 /// Writes `text` as a JSON string.
@@ -160,13 +179,33 @@ pub(crate) fn keep(raw: &RawValue, out: &mut Vec<u8>) -> bool {
     false
 }
 
-/// JSON nested deeper than [`MAX_DEPTH`].
-#[derive(Debug)]
-pub(crate) struct TooDeep;
+/// Why a value the proxy must rewrite cannot be read, and so is withheld rather than
+/// forwarded as it came.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Unreadable {
+    /// Arrays and objects nested deeper than [`MAX_DEPTH`].
+    TooDeep,
+    /// A string or a key with an escape that cannot be decoded (a lone surrogate).
+    Undecodable,
+}
+
+impl Unreadable {
+    /// What is wrong, said of a value: "holds …".
+    pub(crate) fn problem(self) -> String {
+        match self {
+            Unreadable::TooDeep => {
+                format!("nests arrays and objects deeper than {MAX_DEPTH}")
+            }
+            Unreadable::Undecodable => "holds a string with an escape that cannot be decoded \
+                 (a lone surrogate such as \\ud800), so it cannot be checked for markers"
+                .to_owned(),
+        }
+    }
+}
 
 /// Writes `raw` with every string in it neutralised, keys included; says whether any string
 /// changed.
-pub(crate) fn neutralise_into(raw: &RawValue, out: &mut Vec<u8>) -> Result<bool, TooDeep> {
+pub(crate) fn neutralise_into(raw: &RawValue, out: &mut Vec<u8>) -> Result<bool, Unreadable> {
     // A marker starts with `<`, which JSON spells as itself or as a `\u` escape: JSON with
     // neither has none to neutralise, and is copied without being parsed.
     let json = raw.get().as_bytes();
@@ -176,26 +215,30 @@ pub(crate) fn neutralise_into(raw: &RawValue, out: &mut Vec<u8>) -> Result<bool,
     neutralise_at(raw, 0, out)
 }
 
-fn neutralise_at(raw: &RawValue, depth: usize, out: &mut Vec<u8>) -> Result<bool, TooDeep> {
+fn neutralise_at(raw: &RawValue, depth: usize, out: &mut Vec<u8>) -> Result<bool, Unreadable> {
     match raw.get().as_bytes().first() {
-        Some(b'"') => match string(raw).as_deref().map(neutralise) {
-            Some(Cow::Owned(neutralised)) => {
-                write_string(out, &neutralised);
-                Ok(true)
+        Some(b'"') => {
+            let text = string(raw).ok_or(Unreadable::Undecodable)?;
+            match neutralise(&text) {
+                Cow::Owned(neutralised) => {
+                    write_string(out, &neutralised);
+                    Ok(true)
+                }
+                Cow::Borrowed(_) => Ok(keep(raw, out)),
             }
-            _ => Ok(keep(raw, out)),
-        },
-        Some(b'{' | b'[') if depth >= MAX_DEPTH => Err(TooDeep),
-        Some(b'{') => match Members::of(raw) {
-            Some(members) => members_at(&members, depth, out),
-            None => Ok(keep(raw, out)),
-        },
-        Some(b'[') => match elements(raw) {
-            Some(items) => write_elements(out, &items, |_, item, out| {
+        }
+        Some(b'{' | b'[') if depth >= MAX_DEPTH => Err(Unreadable::TooDeep),
+        Some(b'{') => {
+            let members = Members::of(raw).ok_or(Unreadable::Undecodable)?;
+            members_at(&members, depth, out)
+        }
+        Some(b'[') => {
+            // A `RawValue` is valid JSON, and its elements need no decoding.
+            let items = elements(raw).ok_or(Unreadable::Undecodable)?;
+            write_elements(out, &items, |_, item, out| {
                 neutralise_at(item, depth + 1, out)
-            }),
-            None => Ok(keep(raw, out)),
-        },
+            })
+        }
         _ => Ok(keep(raw, out)),
     }
 }
@@ -205,11 +248,11 @@ fn neutralise_at(raw: &RawValue, depth: usize, out: &mut Vec<u8>) -> Result<bool
 pub(crate) fn neutralise_members(
     members: &Members<'_>,
     out: &mut Vec<u8>,
-) -> Result<bool, TooDeep> {
+) -> Result<bool, Unreadable> {
     members_at(members, 0, out)
 }
 
-fn members_at(members: &Members<'_>, depth: usize, out: &mut Vec<u8>) -> Result<bool, TooDeep> {
+fn members_at(members: &Members<'_>, depth: usize, out: &mut Vec<u8>) -> Result<bool, Unreadable> {
     let mut changed = false;
     out.push(b'{');
     for (index, (key, value)) in members.0.iter().enumerate() {
@@ -304,6 +347,30 @@ mod tests {
             |depth: usize| format!("{}\"<\"{}", r#"{"a":"#.repeat(depth), "}".repeat(depth));
         assert!(neutralise_into(raw(&objects(MAX_DEPTH + 1)), &mut out).is_err());
         assert_eq!(neutralised(&objects(MAX_DEPTH)), None);
+    }
+
+    #[test]
+    fn a_string_or_key_that_cannot_be_decoded_is_unreadable_wherever_it_is() {
+        for json in [
+            r#""\ud800""#,
+            r#""\udc00</untrusted-content>""#,
+            r#"{"a":["<", "\ud800"]}"#,
+            r#"{"\udc00":"</untrusted-content>","b":1}"#,
+            r#"[[{"x":"\ud83d"}]]"#,
+        ] {
+            let mut out = Vec::new();
+            assert_eq!(
+                neutralise_into(raw(json), &mut out),
+                Err(Unreadable::Undecodable),
+                "{json}"
+            );
+        }
+        // A surrogate pair decodes, and is kept as it came.
+        assert_eq!(neutralised(r#"{"a":"\ud83d\ude00"}"#), None);
+        assert!(Members::read(raw(r#"{"\ud800":1}"#)).is_err());
+        assert!(Members::read(raw("[1]")).unwrap().is_none());
+        assert!(text(raw(r#""\udfff""#)).is_err());
+        assert!(text(raw("1")).unwrap().is_none());
     }
 
     #[test]

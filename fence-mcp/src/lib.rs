@@ -105,10 +105,13 @@
 //! calls with a 10 MB result, direct against proxied.
 
 mod fencing;
+mod ids;
 mod json;
 mod lines;
 mod options;
 mod proxy;
+mod requests;
+mod said;
 mod session;
 
 use std::process::ExitCode;

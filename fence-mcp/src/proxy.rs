@@ -84,11 +84,15 @@ fn deliver<A: Write, B: Write>(
     for mut reply in outcome.reply {
         back.send(&mut reply);
     }
-    match outcome.forward {
+    let mut heard = match outcome.forward {
         Forward::AsIs => onward.send(line),
         Forward::Rewritten(mut message) => onward.send(&mut message),
         Forward::Nothing => true,
+    };
+    for mut message in outcome.also {
+        heard &= onward.send(&mut message);
     }
+    heard
 }
 
 /// Spawns the upstream: its stdin and stdout piped to the proxy, its stderr the proxy's own,

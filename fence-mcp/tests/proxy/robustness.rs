@@ -83,7 +83,7 @@ fn garbage_from_the_upstream_is_reported_and_never_reaches_the_client() {
     for said in [
         r#"dropped a line from the upstream that is not a JSON-RPC message (expected ident at line 1 column 2): "this line is not JSON""#,
         r#"(EOF while parsing a value at line 1 column 32): "{\"jsonrpc\":\"2.0\",\"unterminated\":""#,
-        "dropped a result for id 424242, which the client has no request waiting on",
+        "dropped an answer with the id 424242, which the client has no request waiting on",
     ] {
         assert!(stderr.contains(said), "{said}: {stderr}");
     }
@@ -143,16 +143,26 @@ fn oversized_messages_are_refused_with_an_error_and_the_session_goes_on() {
 }
 
 #[test]
-fn a_request_id_still_waiting_is_refused() {
+fn a_request_id_still_waiting_is_refused_however_it_is_spelled() {
     let mut proxy = Lines::proxy(&[]);
     proxy.call(1, "slow", &json!({}));
-    proxy.call(1, "echo", &json!({ "text": "again" }));
-    let (code, message) = error_of(&proxy.answer(1));
-    assert_eq!(code, -32600);
-    assert_eq!(
-        message,
-        "fence mcp: request id 1 is already in use by a request not answered yet; use a new id"
-    );
+    for id in [json!(1), json!("1"), json!(" 1")] {
+        proxy.send(&json!({
+            "jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": { "name": "echo", "arguments": { "text": "again" } },
+        }));
+        let answer = proxy.next();
+        assert_eq!(answer["id"], id);
+        let (code, message) = error_of(&answer);
+        assert_eq!(code, -32600);
+        assert_eq!(
+            message,
+            format!(
+                "fence mcp: request id {id} is already in use by a request not answered yet \
+                 (clients read ids loosely: \"1\" and 1 are one id); use a new id"
+            )
+        );
+    }
 }
 
 #[test]

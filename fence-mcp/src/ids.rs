@@ -1,0 +1,404 @@
+//! Request ids as the clients match them.
+//!
+//! JSON-RPC says an answer carries its request's id, and a strict client (rmcp) matches the two
+//! exactly. The official SDKs do not: the Python SDK turns a string id back into an integer with
+//! Python's `int()` (so `"2"`, `" 2"`, `"+2"`, `"2_0"` and `"２"` match the requests 2, 2, 2, 20
+//! and 2), and the TypeScript SDK keys its requests by `Number(id)` (so `"1"`, `" 1 "`, `"0x1"`,
+//! `"1e0"` and `1.0` all match request 1, and integers past 2⁵³ round). If the proxy matched
+//! ids exactly, an answer a lenient client reads as the answer to a `tools/call` could reach it
+//! unfenced.
+//!
+//! So an id stands for a set of [`IdKey`]s: its exact spelling, and every number a client may
+//! read it as. Two ids are one id when their sets meet. The sets are a superset of what each
+//! client does: an id read too loosely costs at most a request refused for reusing an id, or an
+//! answer delivered (fenced, with the request's own id) that a strict client would have dropped;
+//! an id read too strictly could let a lenient client pair two requests the proxy keeps apart,
+//! and that is the one mistake this module must not make.
+
+use serde_json::value::RawValue;
+
+/// One reading of a request id.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) enum IdKey {
+    /// The id is this string, exactly.
+    Text(String),
+    /// A client may read the id as this number: an integer in decimal with no sign on zero and
+    /// no leading zeros (`"-12"`), or, for a number with a fraction, its shortest decimal form
+    /// (`"1.5"`).
+    Number(String),
+}
+
+/// Why a value cannot be used as a request id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BadId {
+    /// `null`, a boolean, an object or an array: no client takes it as a request's id.
+    NotAnId,
+    /// A string with an escape that does not decode (a lone surrogate, `"\ud800"`).
+    Undecodable,
+    /// A string that reads as a number up to a numeric character the proxy has no value for (a
+    /// digit Unicode added after version 14, or a fraction such as `½`, which it cannot tell
+    /// apart): a newer Python may read it as a number.
+    UnknownDigits,
+}
+
+impl BadId {
+    /// Says what is wrong, for an error message: "is not a string or a number".
+    pub(crate) fn problem(self) -> &'static str {
+        match self {
+            BadId::NotAnId => "is not a string or a number",
+            BadId::Undecodable => "holds an escape that cannot be decoded (a lone surrogate)",
+            BadId::UnknownDigits => "holds digits the proxy cannot read as a number",
+        }
+    }
+}
+
+/// Every way a client may read the request id `id` (its raw JSON).
+pub(crate) fn keys(id: &RawValue) -> Result<Vec<IdKey>, BadId> {
+    let json = id.get();
+    match json.as_bytes().first() {
+        Some(b'"') => {
+            let text: String = serde_json::from_str(json).map_err(|_| BadId::Undecodable)?;
+            string_keys(text)
+        }
+        Some(b'-' | b'0'..=b'9') => Ok(number_keys(json)),
+        _ => Err(BadId::NotAnId),
+    }
+}
+
+/// Whether two key sets stand for one id.
+pub(crate) fn meet(one: &[IdKey], other: &[IdKey]) -> bool {
+    one.iter().any(|key| other.contains(key))
+}
+
+fn string_keys(text: String) -> Result<Vec<IdKey>, BadId> {
+    let mut keys = Vec::with_capacity(3);
+    match python_int(&text) {
+        PythonInt::Value(value) => keys.push(IdKey::Number(value)),
+        PythonInt::NotAnInt => {}
+        PythonInt::UnknownDigits => return Err(BadId::UnknownDigits),
+    }
+    match js_number(&text) {
+        JsNumber::Value(value) => push_new(&mut keys, float_key(value)),
+        JsNumber::NotFinite => {}
+        // A non-decimal literal too long for the proxy to round as JavaScript does: a number
+        // no request it keeps can be told apart from.
+        JsNumber::TooLong => return Err(BadId::UnknownDigits),
+    }
+    keys.push(IdKey::Text(text));
+    Ok(keys)
+}
+
+/// A JSON number (valid, as `serde_json` checked): Python reads an integer exactly and any
+/// other number as a float, which its SDK turns into an integer when it has no fraction;
+/// JavaScript reads any as the nearest double.
+fn number_keys(json: &str) -> Vec<IdKey> {
+    let mut keys = Vec::with_capacity(2);
+    if !json.contains(['.', 'e', 'E']) {
+        let (negative, digits) = match json.strip_prefix('-') {
+            Some(digits) => (true, digits),
+            None => (false, json),
+        };
+        keys.push(IdKey::Number(integer(negative, digits)));
+    }
+    if let Ok(value) = json.parse::<f64>() {
+        if value.is_finite() {
+            push_new(&mut keys, float_key(value));
+        }
+    }
+    keys
+}
+
+fn push_new(keys: &mut Vec<IdKey>, key: IdKey) {
+    if !keys.contains(&key) {
+        keys.push(key);
+    }
+}
+
+/// A finite double as a key: an integral one as its exact integer, any other by its shortest
+/// decimal form, which has a `.` and so never equals an integer's.
+fn float_key(value: f64) -> IdKey {
+    if value.fract() == 0.0 {
+        let exact = format!("{:.0}", value.abs());
+        IdKey::Number(integer(value < 0.0, &exact))
+    } else {
+        IdKey::Number(format!("{value}"))
+    }
+}
+
+/// An integer's key from its ASCII decimal digits: no leading zeros, no sign on zero.
+fn integer(negative: bool, digits: &str) -> String {
+    let digits = digits.trim_start_matches('0');
+    match (digits.is_empty(), negative) {
+        (true, _) => "0".to_owned(),
+        (false, true) => format!("-{digits}"),
+        (false, false) => digits.to_owned(),
+    }
+}
+
+enum PythonInt {
+    Value(String),
+    NotAnInt,
+    UnknownDigits,
+}
+
+/// What Python's `int(text)` gives: surrounding whitespace stripped, an optional sign, then
+/// decimal digits of any script, single underscores allowed between digits. (Python itself also
+/// refuses more than 4,300 digits; reading those as a number is the safe side.)
+fn python_int(text: &str) -> PythonInt {
+    let text = text.trim_matches(is_python_space);
+    let (negative, rest) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text.strip_prefix('+').unwrap_or(text)),
+    };
+    let mut digits = String::with_capacity(rest.len());
+    let mut after_digit = false;
+    for ch in rest.chars() {
+        if ch == '_' && after_digit {
+            after_digit = false;
+            continue;
+        }
+        match decimal_digit(ch) {
+            Some(digit) => {
+                digits.push(char::from(b'0' + digit));
+                after_digit = true;
+            }
+            None if ch.is_numeric() && !ch.is_ascii() => return PythonInt::UnknownDigits,
+            None => return PythonInt::NotAnInt,
+        }
+    }
+    if after_digit {
+        PythonInt::Value(integer(negative, &digits))
+    } else {
+        PythonInt::NotAnInt
+    }
+}
+
+/// The characters Python's `str.strip()` removes (`str.isspace()`).
+fn is_python_space(ch: char) -> bool {
+    matches!(ch, '\u{1c}'..='\u{1f}') || ch.is_whitespace()
+}
+
+/// The first code point of each run of ten Unicode decimal digits (general category `Nd`), as
+/// of Unicode 14.0 (Python 3.11's). Each run holds the digits 0 to 9 in order.
+const DIGIT_ZEROS: [u32; 66] = [
+    0x30, 0x660, 0x6F0, 0x7C0, 0x966, 0x9E6, 0xA66, 0xAE6, 0xB66, 0xBE6, 0xC66, 0xCE6, 0xD66,
+    0xDE6, 0xE50, 0xED0, 0xF20, 0x1040, 0x1090, 0x17E0, 0x1810, 0x1946, 0x19D0, 0x1A80, 0x1A90,
+    0x1B50, 0x1BB0, 0x1C40, 0x1C50, 0xA620, 0xA8D0, 0xA900, 0xA9D0, 0xA9F0, 0xAA50, 0xABF0, 0xFF10,
+    0x104A0, 0x10D30, 0x11066, 0x110F0, 0x11136, 0x111D0, 0x112F0, 0x11450, 0x114D0, 0x11650,
+    0x116C0, 0x11730, 0x118E0, 0x11950, 0x11C50, 0x11D50, 0x11DA0, 0x16A60, 0x16AC0, 0x16B50,
+    0x1D7CE, 0x1D7D8, 0x1D7E2, 0x1D7EC, 0x1D7F6, 0x1E140, 0x1E2F0, 0x1E950, 0x1FBF0,
+];
+
+/// The value of a Unicode decimal digit.
+fn decimal_digit(ch: char) -> Option<u8> {
+    let code = u32::from(ch);
+    let run = DIGIT_ZEROS
+        .partition_point(|&zero| zero <= code)
+        .checked_sub(1)?;
+    let value = code - DIGIT_ZEROS[run];
+    u8::try_from(value).ok().filter(|&value| value < 10)
+}
+
+enum JsNumber {
+    Value(f64),
+    /// `NaN` or an infinity: no request's key.
+    NotFinite,
+    TooLong,
+}
+
+/// What JavaScript's `Number(text)` gives (ECMAScript's `StringToNumber`): surrounding white space
+/// and line terminators trimmed, the empty string 0, a `0x`/`0o`/`0b` integer, or a decimal
+/// literal with an optional sign, fraction and exponent; anything else `NaN`.
+fn js_number(text: &str) -> JsNumber {
+    let text = text.trim_matches(is_js_space);
+    if text.is_empty() {
+        return JsNumber::Value(0.0);
+    }
+    let bytes = text.as_bytes();
+    if bytes.len() > 2 && bytes[0] == b'0' {
+        let radix = match bytes[1] {
+            b'x' | b'X' => Some(16),
+            b'o' | b'O' => Some(8),
+            b'b' | b'B' => Some(2),
+            _ => None,
+        };
+        if let Some(radix) = radix {
+            return radix_integer(&text[2..], radix);
+        }
+    }
+    let unsigned = text.strip_prefix(['+', '-']).unwrap_or(text);
+    if unsigned == "Infinity" || !is_decimal_literal(unsigned) {
+        return JsNumber::NotFinite;
+    }
+    match text.parse::<f64>() {
+        Ok(value) if value.is_finite() => JsNumber::Value(value),
+        _ => JsNumber::NotFinite,
+    }
+}
+
+/// ECMAScript's `StrUnsignedDecimalLiteral` without `Infinity`: `1`, `1.`, `.5`, `1.5e-3`.
+fn is_decimal_literal(text: &str) -> bool {
+    let (mantissa, exponent) = match text.find(['e', 'E']) {
+        Some(at) => (&text[..at], Some(&text[at + 1..])),
+        None => (text, None),
+    };
+    let (whole, fraction) = match mantissa.split_once('.') {
+        Some((whole, fraction)) => (whole, fraction),
+        None => (mantissa, ""),
+    };
+    let digits = |part: &str| part.bytes().all(|byte| byte.is_ascii_digit());
+    let exponent_ok = exponent.is_none_or(|exponent| {
+        let exponent = exponent.strip_prefix(['+', '-']).unwrap_or(exponent);
+        !exponent.is_empty() && digits(exponent)
+    });
+    (!whole.is_empty() || !fraction.is_empty()) && digits(whole) && digits(fraction) && exponent_ok
+}
+
+/// A `0x`, `0o` or `0b` literal's digits as JavaScript reads them.
+fn radix_integer(digits: &str, radix: u32) -> JsNumber {
+    let mut value: u64 = 0;
+    for ch in digits.chars() {
+        let Some(digit) = ch.to_digit(radix) else {
+            return JsNumber::NotFinite;
+        };
+        // Past 2⁶⁴ the proxy would have to round as JavaScript does; no client sends such ids.
+        let Some(next) = value
+            .checked_mul(u64::from(radix))
+            .and_then(|value| value.checked_add(u64::from(digit)))
+        else {
+            return JsNumber::TooLong;
+        };
+        value = next;
+    }
+    // Rounded to the nearest double, as JavaScript does (ties to even, which `as` does too).
+    #[allow(clippy::cast_precision_loss)]
+    JsNumber::Value(value as f64)
+}
+
+/// ECMAScript's `StrWhiteSpaceChar`: `WhiteSpace` (tab, vertical tab, form feed, the byte order
+/// mark, and Unicode's space separators) and `LineTerminator`.
+fn is_js_space(ch: char) -> bool {
+    matches!(
+        ch,
+        '\t' | '\n' | '\u{b}' | '\u{c}' | '\r' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'
+            ..='\u{200a}'
+                | '\u{2028}'
+                | '\u{2029}'
+                | '\u{202f}'
+                | '\u{205f}'
+                | '\u{3000}'
+                | '\u{feff}'
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys_of(json: &str) -> Result<Vec<IdKey>, BadId> {
+        keys(&serde_json::from_str::<Box<RawValue>>(json).unwrap())
+    }
+
+    fn one(a: &str, b: &str) -> bool {
+        meet(&keys_of(a).unwrap(), &keys_of(b).unwrap())
+    }
+
+    #[test]
+    fn the_python_sdk_reads_string_ids_with_int() {
+        for spelling in [
+            r#""2""#,
+            r#"" 2""#,
+            r#""+2""#,
+            r#""2 ""#,
+            r#""\t2\n""#,
+            r#""\u001c2""#,
+            r#""\u30002""#,
+            r#""０２""#,
+            r#""٢""#,
+            r#""002""#,
+        ] {
+            assert!(one(spelling, "2"), "{spelling} is 2");
+        }
+        assert!(one(r#""2_0""#, "20"));
+        assert!(one(r#""-0""#, "0"));
+        assert!(one(r#""-3""#, "-3"));
+        for spelling in [r#""2__0""#, r#""_20""#, r#""20_""#, r#""+-2""#, r#""2a""#] {
+            assert!(!one(spelling, "20") && !one(spelling, "2"), "{spelling}");
+        }
+    }
+
+    #[test]
+    fn the_typescript_sdk_reads_ids_with_number() {
+        for spelling in [
+            r#""1""#,
+            r#"" 1 ""#,
+            r#""\ufeff1""#,
+            r#""0x1""#,
+            r#""0B1""#,
+            r#""0o1""#,
+            r#""1e0""#,
+            r#""1.""#,
+            r#""10e-1""#,
+            "1.0",
+            "1e0",
+            "10E-1",
+        ] {
+            assert!(one(spelling, "1"), "{spelling} is 1");
+        }
+        assert!(one(r#""""#, "0"), "Number(\"\") is 0");
+        assert!(one(r#"" ""#, "0"));
+        assert!(one(r#"".5""#, r#""0.5""#));
+        // Past 2⁵³ doubles round: JavaScript cannot tell these two apart.
+        assert!(one("9007199254740993", "9007199254740992"));
+        for spelling in [r#""Infinity""#, r#""0x""#, r#""1e""#, r#"".""#, r#""1 0""#] {
+            assert!(!one(spelling, "1") && !one(spelling, "10"), "{spelling}");
+        }
+        // A sign is not allowed before a hex literal.
+        assert!(!one(r#""-0x1""#, "-1"));
+    }
+
+    #[test]
+    fn distinct_ids_stay_apart() {
+        assert!(!one(r#""a""#, r#""b""#));
+        assert!(!one("1", "2"));
+        assert!(!one(r#""1.5""#, "1"));
+        assert!(one(r#""abc""#, r#""abc""#));
+        assert!(!one("9007199254740991", "9007199254740990"));
+        // Python reads integers exactly, but JavaScript cannot tell these apart.
+        assert!(one(
+            "123456789012345678901234567890",
+            "123456789012345678901234567891"
+        ));
+        assert!(one("1e400", "1e400") || keys_of("1e400").unwrap().is_empty());
+    }
+
+    #[test]
+    fn what_is_not_an_id() {
+        for json in ["null", "true", "{}", "[1]"] {
+            assert_eq!(keys_of(json), Err(BadId::NotAnId), "{json}");
+        }
+        assert_eq!(keys_of(r#""\ud800""#), Err(BadId::Undecodable));
+        // Nag Mundari digit one (Unicode 15): a newer Python reads it as 1.
+        assert_eq!(keys_of("\"\u{1e4f1}\""), Err(BadId::UnknownDigits));
+        assert_eq!(
+            keys_of(r#""0x1ffffffffffffffff""#),
+            Err(BadId::UnknownDigits)
+        );
+        // Text that is not a number to Python, whatever follows.
+        assert!(keys_of("\"a\u{1e4f1}\"").is_ok());
+    }
+
+    #[test]
+    fn every_decimal_digit_run_is_ten_digits_in_order() {
+        for zero in DIGIT_ZEROS {
+            for value in 0..10 {
+                let ch = char::from_u32(zero + value).unwrap();
+                assert_eq!(decimal_digit(ch), Some(u8::try_from(value).unwrap()));
+                assert!(ch.is_numeric());
+            }
+        }
+        assert_eq!(decimal_digit('/'), None);
+        assert_eq!(decimal_digit(':'), None);
+        assert_eq!(decimal_digit('\u{65f}'), None);
+    }
+}
