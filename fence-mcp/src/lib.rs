@@ -143,3 +143,89 @@ pub fn run(options: &Options) -> ExitCode {
     proxy::widen_pipe(&std::io::stdout());
     proxy::serve(options, std::io::stdin(), std::io::stdout())
 }
+
+#[doc(hidden)]
+pub mod __fuzz {
+    //! The proxy's session without processes or threads, for the fuzz target and property
+    //! tests in `fence-checks`. Not public API: it may change in any release.
+
+    use std::io::BufReader;
+
+    use crate::proxy::{Side, next_outcome};
+    use crate::session::{Forward, Session};
+
+    /// One proxied connection, fed bytes as they would arrive on each side's pipe.
+    #[derive(Debug)]
+    pub struct Relay {
+        session: Session,
+        limit: usize,
+    }
+
+    /// What the proxy wrote while reading some bytes: to each side, in order, and on stderr.
+    #[derive(Debug, Default)]
+    pub struct Delivered {
+        /// The lines the client reads, without their newlines.
+        pub to_client: Vec<Vec<u8>>,
+        /// The lines the upstream reads.
+        pub to_upstream: Vec<Vec<u8>>,
+        /// The proxy's reports, without its `fence mcp (name): ` prefix.
+        pub notes: Vec<String>,
+    }
+
+    impl Relay {
+        /// A relay whose upstream is called `name` until its `initialize` answer says otherwise,
+        /// taking messages of up to `limit` bytes.
+        pub fn new(name: &str, limit: usize) -> Relay {
+            Relay {
+                session: Session::new(name.to_owned(), false),
+                limit,
+            }
+        }
+
+        /// The client wrote `bytes` (any number of lines).
+        pub fn from_client(&self, bytes: &[u8]) -> Delivered {
+            self.read(Side::Client, bytes)
+        }
+
+        /// The upstream wrote `bytes`.
+        pub fn from_upstream(&self, bytes: &[u8]) -> Delivered {
+            self.read(Side::Upstream, bytes)
+        }
+
+        /// The upstream closed its output.
+        pub fn upstream_gone(&self) -> Delivered {
+            Delivered {
+                to_client: self.session.upstream_gone(),
+                ..Delivered::default()
+            }
+        }
+
+        /// What the proxy calls the upstream.
+        pub fn name(&self) -> String {
+            self.session.name()
+        }
+
+        fn read(&self, from: Side, bytes: &[u8]) -> Delivered {
+            let mut reader = BufReader::with_capacity(64, bytes);
+            let mut line = Vec::new();
+            let mut delivered = Delivered::default();
+            while let Some(outcome) =
+                next_outcome(&self.session, self.limit, from, &mut reader, &mut line)
+            {
+                let (onward, back) = match from {
+                    Side::Client => (&mut delivered.to_upstream, &mut delivered.to_client),
+                    Side::Upstream => (&mut delivered.to_client, &mut delivered.to_upstream),
+                };
+                back.extend(outcome.reply);
+                match outcome.forward {
+                    Forward::AsIs => onward.push(line.clone()),
+                    Forward::Rewritten(message) => onward.push(message),
+                    Forward::Nothing => {}
+                }
+                onward.extend(outcome.also);
+                delivered.notes.extend(outcome.notes);
+            }
+            delivered
+        }
+    }
+}

@@ -3,7 +3,7 @@
 //! watching for either side to end.
 
 use std::ffi::OsStr;
-use std::io::{self, BufReader, Read, Write};
+use std::io::{self, BufRead, BufReader, Read, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, ExitCode, ExitStatus, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
@@ -219,7 +219,7 @@ pub(crate) fn serve(
 
 /// The side a relay reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Side {
+pub(crate) enum Side {
     Client,
     Upstream,
 }
@@ -242,24 +242,7 @@ fn relay<A: Write, B: Write>(
     let mut reader = BufReader::with_capacity(1 << 16, input);
     let mut line = Vec::new();
     let mut heard = true;
-    loop {
-        let outcome = match read_line(&mut reader, &mut line, limit) {
-            Ok(Line::Whole) if line.iter().all(u8::is_ascii_whitespace) => continue,
-            Ok(Line::Whole) => match from {
-                Side::Client => session.client_line(&line),
-                Side::Upstream => session.upstream_line(&line),
-            },
-            Ok(Line::Oversized) => match skim(&mut reader, &line) {
-                Ok((skimmed, size)) => match from {
-                    Side::Client => session.oversized_from_client(skimmed.as_ref(), size, limit),
-                    Side::Upstream => {
-                        session.oversized_from_upstream(skimmed.as_ref(), size, limit)
-                    }
-                },
-                Err(_) => break,
-            },
-            Ok(Line::End) | Err(_) => break,
-        };
+    while let Some(outcome) = next_outcome(session, limit, from, &mut reader, &mut line) {
         if !deliver(session, outcome, &mut line, onward, back) && heard {
             heard = false;
             let _ = events.send(deaf);
@@ -268,6 +251,36 @@ fn relay<A: Write, B: Write>(
             // Do not hold on to the memory of one big message for the rest of the session.
             line = Vec::new();
         }
+    }
+}
+
+/// Reads the next message from `from`'s input into `line` and says what it becomes; `None`
+/// once the input has ended or failed. Blank lines are skipped.
+pub(crate) fn next_outcome(
+    session: &Session,
+    limit: usize,
+    from: Side,
+    reader: &mut impl BufRead,
+    line: &mut Vec<u8>,
+) -> Option<Outcome> {
+    loop {
+        return match read_line(reader, line, limit) {
+            Ok(Line::Whole) if line.iter().all(u8::is_ascii_whitespace) => continue,
+            Ok(Line::Whole) => Some(match from {
+                Side::Client => session.client_line(line),
+                Side::Upstream => session.upstream_line(line),
+            }),
+            Ok(Line::Oversized) => {
+                let (skimmed, size) = skim(reader, line).ok()?;
+                Some(match from {
+                    Side::Client => session.oversized_from_client(skimmed.as_ref(), size, limit),
+                    Side::Upstream => {
+                        session.oversized_from_upstream(skimmed.as_ref(), size, limit)
+                    }
+                })
+            }
+            Ok(Line::End) | Err(_) => None,
+        };
     }
 }
 
