@@ -34,15 +34,16 @@
 //! | `tools/call`: a `text` content block | its `text` fenced, one block per content block; the block's other members kept |
 //! | `tools/call`: an embedded resource (`type: "resource"`) with `text` | the `text` fenced under the tool's source; `uri`, `mimeType`, `_meta` kept |
 //! | `tools/call`: an embedded resource with `blob`, an `image`, `audio`, a `resource_link` | unchanged |
-//! | `tools/call`: `structuredContent` (and the 2024 protocol's `toolResult`) | kept, with every string in it (keys too) neutralised, so a declared output schema stays satisfiable |
+//! | `tools/call`: `structuredContent` (and the 2024 protocol's `toolResult`) | kept, with every string in it (keys too) neutralised, so a declared output schema stays satisfiable: neutralised, not fenced |
 //! | `tools/call`: `isError`, `_meta`, any other member | unchanged |
 //! | `tools/call`: a content block of a type the proxy does not know | kept with every string neutralised, and reported on stderr: it reaches the model unlabelled |
-//! | a task-augmented `tools/call`'s result, fetched later: `tasks/result`, or inline in `tasks/get`, `tasks/list` or a task status notification | as a `tools/call` result, under the source of the tool that started the task |
+//! | a task-augmented `tools/call`'s result, fetched later: `tasks/result`, or inline in `tasks/get`, `tasks/list`, `tasks/cancel` or a task status notification | as a `tools/call` result, under the source of the tool that started the task |
+//! | a task's state (a handle, `tasks/get`, `tasks/list`, `tasks/cancel`, a status notification) | its `statusMessage` neutralised; a `taskId` holding a marker withholds the answer (the client sends the id back, so it cannot be neutralised) |
 //! | a task's result when the proxy did not see its `tools/call` | as a `tools/call` result, under `mcp:<name>` (see [`Options::with_name`]) |
 //! | `resources/read`: each item's `text` | fenced under `resource:<the item's uri>` (the URI asked for when the item has none); `blob` unchanged |
-//! | a JSON-RPC error answering `tools/call`, `tasks/result` or `resources/read`, and a failed task's `error` | kept, with every string (`message`, `data`) neutralised; not fenced, as it says the call could not be made rather than carrying the tool's output |
-//! | a result the proxy cannot fence (a `text` that is not a string, a block with two `type`s, `content` that is not an array…) | withheld: the client receives a JSON-RPC error for that request saying why, and stderr says it too |
-//! | everything else (`initialize`, the lists of tools, resources and prompts, `prompts/get`, completion, logging, progress, cancellation, the server's requests for sampling, elicitation and roots, task handles and statuses) | unchanged, byte for byte |
+//! | a JSON-RPC error answering any request, and a failed task's `error` | kept, with every string (`message`, `data`) neutralised; not fenced, as it says the call could not be made rather than carrying the tool's output |
+//! | a result the proxy cannot fence (a `text` that is not a string, a block with two `type`s, `content` that is not an array, a string it must rewrite with an escape it cannot decode such as `"\ud800"`…) | withheld: the client receives a JSON-RPC error for that request saying why, and stderr says it too |
+//! | everything else (`initialize`, the lists of tools, resources and prompts, `prompts/get`, completion, logging, progress, cancellation, the server's requests for sampling, elicitation and roots) | unchanged, byte for byte |
 //!
 //! A text that already is exactly the block fencing its own content under the same source
 //! (a server written with `#[fence_boundary]`, or a second proxy) is kept as it is rather than
@@ -67,12 +68,21 @@
 //! # Requests, answers and the two id spaces
 //!
 //! The proxy remembers each client request by id until it is answered: what it asked (the
-//! method, the tool, the task, the URI) decides how its answer is fenced. The server's own
-//! requests to the client (sampling, elicitation, roots) have ids of the server's, remembered
-//! apart; an answer is always looked up in the id space of the side that asked. A task started
-//! by a `tools/call` is remembered with its tool. A result for no waiting request is dropped
-//! and reported (the proxy cannot tell whether it must be fenced); a request reusing the id of
-//! one still waiting is refused with an error.
+//! method, the tool, the task, the URI) decides how its answer is fenced, never what the
+//! server's message says. The server's own requests to the client (sampling, elicitation,
+//! roots) have ids of the server's, remembered apart; an answer is always looked up in the id
+//! space of the side that asked. A task started by a `tools/call` is remembered with its tool.
+//!
+//! A message from the server answers a request only when it has an `id`, no `method`, exactly
+//! one `result` or `error` member (an object), and an id that reads as the id of exactly one
+//! waiting request *as the clients read ids*: the Python SDK turns a string id into a number
+//! with `int()` (`"2"`, `" 2"`, `"+2"` are 2), the TypeScript SDK keys requests by `Number(id)`
+//! (`"1"`, `"0x1"`, `1.0` are 1). Such an answer is fenced and forwarded with the request's own
+//! id. Anything else — `"error": null` beside a `result`, an answer for no waiting request, an
+//! `id` alone — is dropped and reported and answers nothing. A client request whose id reads
+//! as a waiting one's is refused with an error. Every word the server chose (its name, a tool's
+//! name, an id) is neutralised and stripped of control characters before the proxy repeats it
+//! in an error or on stderr.
 //!
 //! # Robustness
 //!
@@ -81,12 +91,13 @@
 //!   the proxy exits with the upstream's status, or 1 when that status is 0 but requests were
 //!   left unanswered.
 //! - **Garbage** from the upstream (a line that is not JSON, not UTF-8, or not a JSON-RPC
-//!   message, and a message with both a `method` and a `result` or `error`, which a lenient
-//!   client could read as an answer the proxy never fenced) is reported on stderr with its first
-//!   200 bytes and dropped; the session goes on.
+//!   message, and every message that is not exactly a request, a notification or an answer,
+//!   above) is reported on stderr with its first 200 characters and dropped; the session goes
+//!   on. A client line that is not JSON-RPC is answered by the proxy with the error a server
+//!   would send, and not passed on.
 //! - **Oversized** messages (over [`Options::with_max_message_bytes`], 64 MiB by default) are
 //!   never held in memory: the line is streamed once through `serde_json` to learn its id and
-//!   method, and the request waiting on it gets a JSON-RPC error naming the limit (a server's
+//!   method, and every request waiting on it gets a JSON-RPC error naming the limit (a server's
 //!   request gets its error from the proxy); stderr says it too.
 //! - **The client goes away** (closes the proxy's stdin, or stops reading its stdout): the
 //!   upstream's stdin is closed; if it has not exited within the grace period
