@@ -4,7 +4,7 @@ use std::ffi::OsString;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use fence_mcp::{DEFAULT_MAX_MESSAGE_BYTES, Options};
+use fence_mcp::{DEFAULT_MAX_MESSAGE_BYTES, Options, StructuredContent};
 
 /// Runs an MCP server on stdio as a child and serves MCP on this process's stdin and stdout,
 /// forwarding the whole protocol unchanged, except that every tool result is fenced under
@@ -12,6 +12,8 @@ use fence_mcp::{DEFAULT_MAX_MESSAGE_BYTES, Options};
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Example, as an MCP client's configuration runs it:\n  \
     fence mcp -- npx -y @modelcontextprotocol/server-filesystem /tmp\n\n\
+    The `--` is optional: the first argument that is not one of the options above starts the \
+    server's command, and everything after it is the server's.\n\n\
     Exit status: the server's own (128 + N when signal N ended it); 1 when the server exited \
     with 0 but left requests unanswered; 127 when COMMAND cannot be found.")]
 pub(crate) struct Args {
@@ -26,9 +28,26 @@ pub(crate) struct Args {
     /// How long the server has to exit once its input closes, and again after SIGTERM
     #[arg(long, value_name = "MS", default_value_t = 2000)]
     grace_ms: u64,
-    /// The MCP server's command and its arguments, after `--`
-    #[arg(last = true, required = true, value_name = "COMMAND")]
+    /// What to do with a tool result's `structuredContent`, which cannot be fenced: keep it
+    /// with every string neutralised (it reaches a model unlabelled), or remove it and every
+    /// tool's `outputSchema`, so clients read the fenced `content` instead
+    #[arg(long, value_name = "WHAT", value_enum, default_value_t = Structured::Neutralise)]
+    structured_content: Structured,
+    /// The MCP server's command and its arguments. Everything from the first argument that is
+    /// not one of the proxy's options on is the server's; a `--` before it is optional
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "COMMAND"
+    )]
     command: Vec<OsString>,
+}
+
+/// `--structured-content`'s values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Structured {
+    Neutralise,
+    Remove,
 }
 
 impl From<Args> for Options {
@@ -37,7 +56,11 @@ impl From<Args> for Options {
         let options = Options::new(command.next().unwrap_or_default())
             .with_args(command)
             .with_max_message_bytes(args.max_message_bytes)
-            .with_grace(Duration::from_millis(args.grace_ms));
+            .with_grace(Duration::from_millis(args.grace_ms))
+            .with_structured_content(match args.structured_content {
+                Structured::Neutralise => StructuredContent::Neutralise,
+                Structured::Remove => StructuredContent::Remove,
+            });
         match args.name {
             Some(name) => options.with_name(name),
             None => options,
@@ -45,7 +68,23 @@ impl From<Args> for Options {
     }
 }
 
+/// What `fence mcp` says when the command line is wrong, after clap's own message.
+pub(crate) const USAGE_HINT: &str = "put the server's command after `--`, as in\n  \
+    fence mcp -- npx -y @modelcontextprotocol/server-filesystem /tmp";
+
 /// Runs the proxy until the client or the server ends; the exit status is the server's.
 pub(crate) fn run(args: Args) -> ExitCode {
+    let Some(first) = args.command.first() else {
+        eprintln!("error: fence mcp needs the MCP server to run: {USAGE_HINT}");
+        return ExitCode::from(2);
+    };
+    // clap hands an option it does not know to the command, which no server's is.
+    if first.to_string_lossy().starts_with('-') {
+        eprintln!(
+            "error: fence mcp has no option `{}`: {USAGE_HINT}",
+            first.to_string_lossy()
+        );
+        return ExitCode::from(2);
+    }
     fence_mcp::run(&args.into())
 }

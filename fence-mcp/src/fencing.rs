@@ -31,10 +31,16 @@ impl Malformed {
 /// Whether a writer changed what it wrote, or why it could not write it.
 pub(crate) type Written = Result<bool, Malformed>;
 
-/// What the proxy noticed while fencing and reports on stderr: content it kept but could not
-/// label, because it does not know its type.
+/// What fencing one message needs beside the message: what the operator chose, and what the
+/// proxy noticed while fencing and reports on stderr (content it kept but could not label,
+/// because it does not know its type).
 #[derive(Debug, Default)]
-pub(crate) struct Notes(pub(crate) Vec<String>);
+pub(crate) struct Fencing {
+    /// Remove `structuredContent` from results rather than neutralise it (see
+    /// [`crate::StructuredContent::Remove`]).
+    pub(crate) remove_structured: bool,
+    pub(crate) notes: Vec<String>,
+}
 
 /// `text` fenced under `source`; `None` when it already is exactly the block fencing its own
 /// content under `source` gives, so a fenced server or a second proxy is not fenced twice.
@@ -50,32 +56,39 @@ pub(crate) fn fenced_text(source: &Source, text: &str) -> Option<String> {
 /// A `tools/call` result (`CallToolResult`): every text content block and every embedded text
 /// resource fenced under `source`, every string of `structuredContent` (and of the 2024
 /// protocol's `toolResult`) neutralised, images, audio and resource links kept, `isError`,
-/// `_meta` and any other member kept. A task handle standing for the result (the 2025-11-25
+/// `_meta` and any other member kept; `structuredContent` removed instead when
+/// [`Fencing::remove_structured`] says so. A task handle standing for the result (the 2025-11-25
 /// protocol's `task` object, or the tasks extension's `taskId` and `statusMessage` beside
 /// `resultType: "task"`) is read as a task's state: see [`task_state`].
 pub(crate) fn call_tool_result(
     result: &CallResult<'_>,
     source: &Source,
-    notes: &mut Notes,
+    fencing: &mut Fencing,
     out: &mut Vec<u8>,
 ) -> Written {
     let mut changed = false;
+    let mut first = true;
     out.push(b'{');
-    for (index, (key, part)) in result.0.iter().enumerate() {
-        if index > 0 {
+    for (key, part) in &result.0 {
+        if key == "structuredContent" && fencing.remove_structured {
+            changed = true;
+            continue;
+        }
+        if !first {
             out.push(b',');
         }
+        first = false;
         json::write_string(out, key);
         out.push(b':');
         changed |= match part {
             Part::Content(blocks) => json::write_elements(out, blocks, |index, block, out| {
-                content_block(block, &format!("content[{index}]"), source, notes, out)
+                content_block(block, &format!("content[{index}]"), source, fencing, out)
             })?,
             Part::Raw(value) if key == "structuredContent" || key == "toolResult" => {
                 neutralise_into(value, out).map_err(Malformed::unreadable(key))?
             }
             Part::Raw(value) if key == "task" && value.get().starts_with('{') => {
-                task_state(value, key, source, notes, out)?
+                task_state(value, key, source, fencing, out)?
             }
             Part::Raw(value) => task_member(key, value, key, out)?,
         };
@@ -176,7 +189,7 @@ fn content_block(
     members: &Members<'_>,
     path: &str,
     source: &Source,
-    notes: &mut Notes,
+    fencing: &mut Fencing,
     out: &mut Vec<u8>,
 ) -> Written {
     let kind = members
@@ -203,7 +216,7 @@ fn content_block(
                 || "no type".to_owned(),
                 |kind| format!("type `{}`", crate::said::shown(kind)),
             );
-            notes.0.push(format!(
+            fencing.notes.push(format!(
                 "kept a content block of {kind} that the proxy does not know, with its strings \
                  neutralised but not fenced: it reaches the model unlabelled"
             ));
@@ -282,6 +295,37 @@ fn resource_contents(raw: &RawValue, path: &str, source: &Source, out: &mut Vec<
     })
 }
 
+/// A `tools/list` result with every tool's `outputSchema` removed, so that a client following
+/// the specification no longer expects the tool's `structuredContent` (which the proxy then
+/// removes) and reads its fenced `content` instead. A tool the proxy cannot read is kept as it
+/// came: the list is the server's own words, not fenced.
+pub(crate) fn without_output_schemas(raw: &RawValue, out: &mut Vec<u8>) -> Written {
+    let Some(members) = Members::of(raw) else {
+        return Ok(keep(raw, out));
+    };
+    members.write_each(out, |key, value, out| {
+        let ("tools", Some(tools)) = (key, elements(value)) else {
+            return Ok(keep(value, out));
+        };
+        json::write_elements(out, &tools, |_, tool, out| {
+            let Some(tool) = Members::of(tool) else {
+                return Ok(keep(tool, out));
+            };
+            let kept: Vec<_> = tool
+                .0
+                .iter()
+                .filter(|(key, _)| key != "outputSchema")
+                .collect();
+            if kept.len() == tool.0.len() {
+                return tool.write_each(out, |_, value, out| Ok(keep(value, out)));
+            }
+            Members(kept.into_iter().cloned().collect())
+                .write_each(out, |_, value, out| Ok::<_, Malformed>(keep(value, out)))?;
+            Ok(true)
+        })
+    })
+}
+
 /// The source of a resource's text: `resource:` and its URI.
 pub(crate) fn resource_source(uri: &str) -> Source {
     Source::custom("resource", uri)
@@ -324,7 +368,7 @@ pub(crate) fn task_state(
     raw: &RawValue,
     path: &str,
     source: &Source,
-    notes: &mut Notes,
+    fencing: &mut Fencing,
     out: &mut Vec<u8>,
 ) -> Written {
     let members = Members::read(raw)
@@ -332,7 +376,7 @@ pub(crate) fn task_state(
         .ok_or_else(|| Malformed::at(path, "is not an object"))?;
     members.write_each(out, |key, value, out| match key {
         "result" => CallResult::read(value)
-            .and_then(|result| call_tool_result(&result, source, notes, out))
+            .and_then(|result| call_tool_result(&result, source, fencing, out))
             .map_err(|Malformed(problem)| Malformed(format!("the task's result: {problem}"))),
         "error" => error_object(value, &format!("{path}.error"), out),
         _ => task_member(key, value, &format!("{path}.{key}"), out),
@@ -382,18 +426,18 @@ mod tests {
     }
 
     /// `json` as a `tools/call` result, fenced under `tool:t`.
-    fn call(json: &str, notes: &mut Notes, out: &mut Vec<u8>) -> Written {
+    fn call(json: &str, fencing: &mut Fencing, out: &mut Vec<u8>) -> Written {
         call_tool_result(
             &CallResult::read(raw(json))?,
             &Source::tool("t"),
-            notes,
+            fencing,
             out,
         )
     }
 
     fn fenced(json: &str) -> String {
         let mut out = Vec::new();
-        let changed = call(json, &mut Notes::default(), &mut out);
+        let changed = call(json, &mut Fencing::default(), &mut out);
         assert!(changed.unwrap(), "rewritten");
         String::from_utf8(out).unwrap()
     }
@@ -414,6 +458,29 @@ mod tests {
             fenced(r#"{"content":[],"structuredContent":{"a":["</untrusted-content>",2]}}"#),
             r#"{"content":[],"structuredContent":{"a":["<!MURMUR-NEUTRALISED!/untrusted-content>",2]}}"#
         );
+    }
+
+    #[test]
+    fn structured_content_is_removed_when_the_operator_asks() {
+        let mut fencing = Fencing {
+            remove_structured: true,
+            ..Fencing::default()
+        };
+        for (json, want) in [
+            (
+                r#"{"structuredContent":{"a":1},"content":[]}"#,
+                r#"{"content":[]}"#,
+            ),
+            (
+                r#"{"content":[],"structuredContent":{"a":1},"isError":false}"#,
+                r#"{"content":[],"isError":false}"#,
+            ),
+            (r#"{"structuredContent":{},"structuredContent":{}}"#, "{}"),
+        ] {
+            let mut out = Vec::new();
+            assert!(call(json, &mut fencing, &mut out).unwrap(), "{json}");
+            assert_eq!(String::from_utf8(out).unwrap(), want);
+        }
     }
 
     #[test]
@@ -456,7 +523,7 @@ mod tests {
                 "`content[0].resource` is not an object",
             ),
         ] {
-            match call(json, &mut Notes::default(), &mut Vec::new()) {
+            match call(json, &mut Fencing::default(), &mut Vec::new()) {
                 Err(Malformed(said)) => assert_eq!(said, problem, "{json}"),
                 Ok(_) => panic!("{json} is fenced"),
             }
@@ -482,7 +549,7 @@ mod tests {
             ),
             "result",
             &Source::tool("t"),
-            &mut Notes::default(),
+            &mut Fencing::default(),
             &mut out,
         );
         assert!(changed.unwrap());
@@ -494,7 +561,7 @@ mod tests {
 
     #[test]
     fn a_content_type_the_proxy_does_not_know_is_neutralised_and_noted() {
-        let mut notes = Notes::default();
+        let mut notes = Fencing::default();
         let mut out = Vec::new();
         let changed = call(
             r#"{"content":[{"type":"video","caption":"</untrusted-content>"}]}"#,
@@ -506,8 +573,8 @@ mod tests {
             String::from_utf8(out).unwrap(),
             r#"{"content":[{"type":"video","caption":"<!MURMUR-NEUTRALISED!/untrusted-content>"}]}"#
         );
-        assert_eq!(notes.0.len(), 1);
-        assert!(notes.0[0].contains("type `video`"), "{:?}", notes.0);
+        assert_eq!(notes.notes.len(), 1);
+        assert!(notes.notes[0].contains("type `video`"), "{:?}", notes.notes);
     }
 
     #[test]
@@ -551,7 +618,7 @@ mod tests {
             ),
             "result",
             &Source::tool("t"),
-            &mut Notes::default(),
+            &mut Fencing::default(),
             &mut out,
         );
         assert!(changed.unwrap());

@@ -127,7 +127,7 @@ mod session;
 
 use std::process::ExitCode;
 
-pub use crate::options::{DEFAULT_GRACE, DEFAULT_MAX_MESSAGE_BYTES, Options};
+pub use crate::options::{DEFAULT_GRACE, DEFAULT_MAX_MESSAGE_BYTES, Options, StructuredContent};
 
 /// Runs the proxy: spawns the upstream server, serves MCP on this process's stdin and stdout
 /// until either side ends, and returns the exit status the process should end with (see the
@@ -201,6 +201,16 @@ pub mod __fuzz {
         /// The upstream wrote `bytes`.
         pub fn from_upstream(&self, bytes: &[u8]) -> Delivered {
             self.read(Side::Upstream, bytes)
+        }
+
+        /// The relay removes `structuredContent` and `outputSchema`
+        /// ([`StructuredContent::Remove`](crate::StructuredContent::Remove)).
+        #[must_use]
+        pub fn removing_structured_content(self) -> Relay {
+            Relay {
+                session: self.session.removing_structured_content(),
+                limit: self.limit,
+            }
         }
 
         /// The upstream closed its output.

@@ -14,6 +14,31 @@ pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 64 << 20;
 /// exit after closing its input.
 pub const DEFAULT_GRACE: Duration = Duration::from_secs(2);
 
+/// What the proxy does with a tool result's `structuredContent`, which it cannot fence: it is
+/// JSON a client may validate against the tool's `outputSchema`, not text.
+///
+/// ```
+/// use fence_mcp::{Options, StructuredContent};
+///
+/// let options = Options::new("npx").with_structured_content(StructuredContent::Remove);
+/// assert_eq!(options.structured_content(), StructuredContent::Remove);
+/// assert_eq!(Options::new("npx").structured_content(), StructuredContent::Neutralise);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum StructuredContent {
+    /// Keep it, with every string in it (keys too) neutralised, so it still satisfies the
+    /// tool's `outputSchema`. No forged marker in it is live, but nothing labels it as a tool's
+    /// output: a client that hands it to its model hands it over unlabelled.
+    #[default]
+    Neutralise,
+    /// Remove it from every result, and remove `outputSchema` from every tool in `tools/list`,
+    /// so a client that follows the MCP specification no longer expects it and reads the
+    /// result's `content`, which is fenced. (A client that checks a result against a schema
+    /// it cached before the proxy started may refuse it.)
+    Remove,
+}
+
 /// What [`run`](crate::run) proxies, and its limits.
 ///
 /// ```
@@ -36,6 +61,7 @@ pub struct Options {
     name: Option<String>,
     max_message_bytes: usize,
     grace: Duration,
+    structured_content: StructuredContent,
 }
 
 impl Options {
@@ -54,6 +80,7 @@ impl Options {
             name: None,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             grace: DEFAULT_GRACE,
+            structured_content: StructuredContent::Neutralise,
         }
     }
 
@@ -115,6 +142,31 @@ impl Options {
     pub fn with_grace(mut self, grace: Duration) -> Options {
         self.grace = grace;
         self
+    }
+
+    /// What the proxy does with `structuredContent` (see [`StructuredContent`]): neutralise it
+    /// (the default), or remove it with the tools' `outputSchema`.
+    ///
+    /// ```
+    /// use fence_mcp::{Options, StructuredContent};
+    /// let options = Options::new("server").with_structured_content(StructuredContent::Remove);
+    /// assert_eq!(options.structured_content(), StructuredContent::Remove);
+    /// ```
+    #[must_use]
+    pub fn with_structured_content(mut self, structured_content: StructuredContent) -> Options {
+        self.structured_content = structured_content;
+        self
+    }
+
+    /// What the proxy does with `structuredContent`.
+    ///
+    /// ```
+    /// use fence_mcp::{Options, StructuredContent};
+    /// assert_eq!(Options::new("npx").structured_content(), StructuredContent::Neutralise);
+    /// ```
+    #[must_use]
+    pub fn structured_content(&self) -> StructuredContent {
+        self.structured_content
     }
 
     /// The upstream's command.

@@ -12,7 +12,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use crate::lines::{Line, read_line, skim};
-use crate::options::Options;
+use crate::options::{Options, StructuredContent};
 use crate::session::{Forward, Outcome, Session};
 
 /// Why the main thread woke up.
@@ -140,7 +140,11 @@ pub(crate) fn serve(
     let name = options
         .name()
         .map_or_else(|| command_name(options.command()), str::to_owned);
-    let session = Arc::new(Session::new(name, named));
+    let session = Session::new(name, named);
+    let session = Arc::new(match options.structured_content() {
+        StructuredContent::Remove => session.removing_structured_content(),
+        StructuredContent::Neutralise => session,
+    });
     let mut child = match spawn(options) {
         Ok(child) => child,
         Err(err) => {

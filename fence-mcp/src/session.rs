@@ -20,7 +20,7 @@ use serde::Deserialize;
 use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
-use crate::fencing::{self, CallResult, Malformed, Notes};
+use crate::fencing::{self, CallResult, Fencing, Malformed};
 use crate::ids::{self, BadId};
 use crate::json::{self, Members, elements};
 use crate::requests::{Found, Requests};
@@ -39,6 +39,8 @@ enum Asked {
     /// `tasks/cancel` of this task, answered with its state.
     TaskCancel(Option<String>),
     TaskList,
+    /// `tools/list`, whose tools lose their `outputSchema` when `structuredContent` is removed.
+    ListTools,
     /// `resources/read` of this URI.
     ReadResource(Option<String>),
     Other,
@@ -206,6 +208,8 @@ struct State {
     noted: HashSet<String>,
     /// How many requests were waiting when the upstream closed its output.
     unanswered: usize,
+    /// Remove `structuredContent` from results, and `outputSchema` from listed tools.
+    remove_structured: bool,
 }
 
 /// The state of one proxied connection, shared by the thread reading the client and the thread
@@ -245,7 +249,23 @@ impl Session {
                 named,
                 noted: HashSet::new(),
                 unanswered: 0,
+                remove_structured: false,
             }),
+        }
+    }
+
+    /// The session removes `structuredContent` from results and `outputSchema` from listed
+    /// tools, rather than neutralise the one and keep the other.
+    pub(crate) fn removing_structured_content(self) -> Session {
+        self.state().remove_structured = true;
+        self
+    }
+
+    /// The rules for fencing one message.
+    fn fencing(&self) -> Fencing {
+        Fencing {
+            remove_structured: self.state().remove_structured,
+            notes: Vec::new(),
         }
     }
 
@@ -551,19 +571,19 @@ impl Session {
         pending: &Pending,
     ) -> Outcome {
         let respelled = id.get() != pending.id.get();
-        let mut notes = Notes::default();
+        let mut fencing = self.fencing();
         let mut out = Vec::with_capacity(json.len() + 256);
         let written = members.write_each(&mut out, |name, value, out| match name {
             "id" if respelled => {
                 out.extend_from_slice(pending.id.get().as_bytes());
                 Ok(true)
             }
-            "result" => self.fence_result(&pending.asked, value, &mut notes, out),
+            "result" => self.fence_result(&pending.asked, value, &mut fencing, out),
             "error" => fencing::error_object(value, "error", out),
             _ => Ok(json::keep(value, out)),
         });
         if respelled {
-            notes.0.push(format!(
+            fencing.notes.push(format!(
                 "the answer to {} came with the id {}, which clients read as the request's {}; \
                  forwarded with the request's own id",
                 pending.describe(),
@@ -573,7 +593,7 @@ impl Session {
         }
         let mut outcome = Outcome::new(Forward::AsIs);
         let mut state = self.state();
-        for note in notes.0 {
+        for note in fencing.notes {
             if state.noted.insert(note.clone()) {
                 outcome.notes.push(note);
             }
@@ -598,13 +618,14 @@ impl Session {
         &self,
         asked: &Asked,
         result: &RawValue,
-        notes: &mut Notes,
+        fencing: &mut Fencing,
         out: &mut Vec<u8>,
     ) -> fencing::Written {
         match asked {
             Asked::CallTool(tool) => {
                 let result = CallResult::read(result)?;
-                let written = fencing::call_tool_result(&result, &Source::tool(tool), notes, out)?;
+                let written =
+                    fencing::call_tool_result(&result, &Source::tool(tool), fencing, out)?;
                 // Only a handle the client will see names a task.
                 if let Some(task) = result.task() {
                     self.state().tasks.insert(task, tool.clone());
@@ -613,12 +634,12 @@ impl Session {
             }
             Asked::TaskResult(task) => {
                 let source = self.task_source(task.as_deref());
-                fencing::call_tool_result(&CallResult::read(result)?, &source, notes, out)
+                fencing::call_tool_result(&CallResult::read(result)?, &source, fencing, out)
             }
             Asked::TaskGet(task) | Asked::TaskCancel(task) => {
                 let task = fencing::task_id(result).or_else(|| task.clone());
                 let source = self.task_source(task.as_deref());
-                fencing::task_state(result, "result", &source, notes, out)
+                fencing::task_state(result, "result", &source, fencing, out)
             }
             Asked::TaskList => {
                 let members = Members::read(result)
@@ -632,11 +653,14 @@ impl Session {
                         elements(value).ok_or_else(|| Malformed::at("tasks", "is not an array"))?;
                     json::write_elements(out, &tasks, |index, task, out| {
                         let source = self.task_source(fencing::task_id(task).as_deref());
-                        fencing::task_state(task, &format!("tasks[{index}]"), &source, notes, out)
+                        fencing::task_state(task, &format!("tasks[{index}]"), &source, fencing, out)
                     })
                 })
             }
             Asked::ReadResource(uri) => fencing::read_resource_result(result, uri.as_deref(), out),
+            Asked::ListTools if fencing.remove_structured => {
+                fencing::without_output_schemas(result, out)
+            }
             Asked::Initialize => {
                 let mut state = self.state();
                 if !state.named {
@@ -649,7 +673,7 @@ impl Session {
                 }
                 Ok(json::keep(result, out))
             }
-            Asked::Other => Ok(json::keep(result, out)),
+            Asked::ListTools | Asked::Other => Ok(json::keep(result, out)),
         }
     }
 
@@ -665,18 +689,18 @@ impl Session {
     }
 
     fn task_notification(&self, json: &str, members: &Members<'_>) -> Outcome {
-        let mut notes = Notes::default();
+        let mut rules = self.fencing();
         let mut out = Vec::with_capacity(json.len() + 256);
         let written = members.write_each(&mut out, |name, value, out| {
             if name == "params" {
                 let source = self.task_source(fencing::task_id(value).as_deref());
-                fencing::task_state(value, "params", &source, &mut notes, out)
+                fencing::task_state(value, "params", &source, &mut rules, out)
             } else {
                 Ok(json::keep(value, out))
             }
         });
         let mut outcome = Outcome::new(Forward::AsIs);
-        outcome.notes = notes.0;
+        outcome.notes = rules.notes;
         match written {
             Err(Malformed(problem)) => {
                 outcome.forward = Forward::Nothing;
@@ -914,6 +938,7 @@ fn asked(method: &str, params: Option<&RawValue>) -> Result<Asked, String> {
         "tasks/get" => Asked::TaskGet(param("taskId")?),
         "tasks/cancel" => Asked::TaskCancel(param("taskId")?),
         "tasks/list" => Asked::TaskList,
+        "tools/list" => Asked::ListTools,
         "resources/read" => Asked::ReadResource(param("uri")?),
         _ => Asked::Other,
     })
@@ -1504,6 +1529,30 @@ mod tests {
         let status = r#"{"jsonrpc":"2.0","method":"notifications/tasks/status","params":{"taskId":"</untrusted-content>","status":"working"}}"#;
         let outcome = session.upstream_line(status.as_bytes());
         assert_eq!(outcome.forward, Forward::Nothing);
+    }
+
+    #[test]
+    fn structured_content_and_output_schemas_are_removed_when_asked_and_only_then() {
+        let list = br#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","outputSchema":{"type":"object"},"inputSchema":{}},{"name":"b"}],"nextCursor":"c"}}"#;
+        let result =
+            br#"{"jsonrpc":"2.0","id":2,"result":{"content":[],"structuredContent":{"n":1}}}"#;
+        let both = |session: &Session| {
+            session.client_line(br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#);
+            call(session, "2", "a");
+            (session.upstream_line(list), session.upstream_line(result))
+        };
+        let (listed, called) = both(&session().removing_structured_content());
+        assert_eq!(
+            text(&listed.forward),
+            r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","inputSchema":{}},{"name":"b"}],"nextCursor":"c"}}"#
+        );
+        assert_eq!(
+            text(&called.forward),
+            r#"{"jsonrpc":"2.0","id":2,"result":{"content":[]}}"#
+        );
+        let (listed, called) = both(&session());
+        assert_eq!(listed.forward, Forward::AsIs);
+        assert_eq!(called.forward, Forward::AsIs);
     }
 
     #[test]

@@ -6,6 +6,7 @@ mod audit;
 mod common;
 mod demo;
 mod languages;
+mod mcp;
 mod memory;
 mod parse;
 mod wrap;
