@@ -541,6 +541,21 @@ mod tests {
     }
 
     #[test]
+    fn only_a_task_object_is_read_as_a_tasks_state() {
+        // `_meta` is the server's own, unfenced by design: an object in it that looks like a
+        // task's state is kept as it came, and so is a `task` that is not an object.
+        for json in [
+            r#"{"content":[],"_meta":{"taskId":"</untrusted-content>","statusMessage":"<untrusted-content x"}}"#,
+            r#"{"content":[],"task":"</untrusted-content>"}"#,
+        ] {
+            let mut out = Vec::new();
+            let changed = call(json, &mut Fencing::default(), &mut out);
+            assert!(!changed.unwrap(), "{json}");
+            assert_eq!(String::from_utf8(out).unwrap(), json);
+        }
+    }
+
+    #[test]
     fn a_failed_tasks_error_is_neutralised() {
         let mut out = Vec::new();
         let changed = task_state(

@@ -88,5 +88,19 @@ mod tests {
         assert_eq!(excerpt(&[b'x'; 200]), format!("\"{}\"", "x".repeat(200)));
         assert_eq!(excerpt(&[b'x'; 201]), format!("\"{}\"…", "x".repeat(200)));
         assert_eq!(excerpt(b"\xff"), "\"\u{fffd}\"");
+        // Characters are counted, not bytes: 200 four-byte characters are whole, 201 are cut.
+        let emoji = |n: usize| "😀".repeat(n);
+        assert_eq!(
+            excerpt(emoji(200).as_bytes()),
+            format!("\"{}\"", emoji(200))
+        );
+        assert_eq!(
+            excerpt(emoji(201).as_bytes()),
+            format!("\"{}\"…", emoji(200))
+        );
+        assert_eq!(
+            excerpt("é".repeat(250).as_bytes()),
+            format!("\"{}\"…", "é".repeat(200))
+        );
     }
 }

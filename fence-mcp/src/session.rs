@@ -1076,6 +1076,12 @@ mod tests {
             assert_eq!(outcome.forward, Forward::Nothing, "{line}");
             assert_eq!(outcome.notes.len(), 1, "{line}");
         }
+        let null = br#"{"jsonrpc":"2.0","id":null,"error":{"code":1,"message":"x"}}"#;
+        let note = &session.upstream_line(null).notes[0];
+        assert!(
+            note.contains("(an answer to no request (its id is null))"),
+            "{note}"
+        );
         // Answered once: a second answer to the same id is for no request.
         call(&session, "1", "t");
         assert!(matches!(
@@ -1386,6 +1392,11 @@ mod tests {
             let reply: serde_json::Value = serde_json::from_slice(&outcome.reply[0]).unwrap();
             assert_eq!(reply["error"]["code"], code, "{line:?}");
         }
+        let outcome = session.client_line(br#"{"jsonrpc":"2.0","id":[1],"method":"ping"}"#);
+        assert_eq!(
+            std::str::from_utf8(&outcome.reply[0]).unwrap(),
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"fence mcp: a request's id is not a string or a number; use a string or a number"}}"#
+        );
         // A notification with `"id": null` goes on.
         let line = br#"{"jsonrpc":"2.0","id":null,"method":"notifications/initialized"}"#;
         assert_eq!(session.client_line(line).forward, Forward::AsIs);
@@ -1575,6 +1586,31 @@ mod tests {
         };
         assert!(note(200).ends_with(&format!("\"{}\"", "x".repeat(200))));
         assert!(note(201).ends_with(&format!("\"{}\"…", "x".repeat(200))));
+    }
+
+    #[test]
+    fn the_upstreams_requests_are_remembered_until_the_client_answers_them() {
+        let session = session();
+        for line in [
+            &br#"{"jsonrpc":"2.0","id":7,"method":"roots/list"}"#[..],
+            br#"{"jsonrpc":"2.0","id":null,"method":"sampling/createMessage"}"#,
+        ] {
+            assert_eq!(session.upstream_line(line).forward, Forward::AsIs);
+        }
+        let answer = |id: &str| {
+            let outcome = session.oversized_from_client(
+                Some(&skimmed(&format!(r#"{{"id":{id},"result":{{}}}}"#))),
+                300,
+                100,
+            );
+            outcome.notes[0].clone()
+        };
+        assert!(answer("7").starts_with("dropped the client's answer to roots/list,"));
+        assert!(
+            answer("7").starts_with("dropped an answer from the client,"),
+            "answered once"
+        );
+        assert!(answer("8").starts_with("dropped an answer from the client,"));
     }
 
     #[test]
