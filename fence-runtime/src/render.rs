@@ -157,7 +157,7 @@ pub fn fence_value<T: Fenced + ?Sized>(
 /// }
 ///
 /// let email = Email {
-///     provenance: TaskProvenance::derive(TaskOrigin::Event, None),
+///     provenance: TaskProvenance::derive(TaskOrigin::Event),
 ///     body: "Wire the money.".into(),
 /// };
 /// let content = ModelContent::task_payload(&email);

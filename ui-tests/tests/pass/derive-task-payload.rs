@@ -22,12 +22,12 @@ enum Inbound {
 
 fn main() {
     let email = InboundEmail {
-        provenance: TaskProvenance::derive(TaskOrigin::Event, None),
+        provenance: TaskProvenance::derive(TaskOrigin::Event),
         body: "hi".into(),
     };
     assert_eq!(ModelContent::from(email).fence_source(), Some("task:event"));
     let hook = Inbound::Hook {
-        provenance: TaskProvenance::derive(TaskOrigin::Peer, None),
+        provenance: TaskProvenance::derive(TaskOrigin::Peer),
         event: "push".into(),
     };
     assert_eq!(
