@@ -374,7 +374,6 @@ fn tasks(a: &str, b: &str, header: &str, selector: u8) {
             body: a.into(),
         };
         task(&payload_content(&email), provenance, a);
-        task(&ModelContent::from(email), provenance, a);
         task(&inbound(provenance, a), provenance, a);
         let ticket = Ticket {
             provenance,
@@ -382,7 +381,7 @@ fn tasks(a: &str, b: &str, header: &str, selector: u8) {
             body: b.into(),
         };
         let json = to_json(&ticket).expect("strings render");
-        task(&ModelContent::from(ticket), provenance, &json);
+        task(&payload_content(&ticket), provenance, &json);
     }
     assert!(
         inbound(wire, a).is_fenced(),

@@ -26,7 +26,7 @@ fn every_origin_with_every_inherited_trust() {
             provenance: fence_tests::trust::provenance(origin, inherited),
             body: BODY.into(),
         };
-        let content = ModelContent::from(email);
+        let content = ModelContent::task_payload(&email);
         let case = format!("{origin} with {inherited:?}");
         match trust {
             TrustClass::Untrusted => {
@@ -109,10 +109,10 @@ fn task_enums_take_each_variants_provenance() {
     };
     let chat = Inbound::Chat(TaskProvenance::derive(TaskOrigin::User), "c".into());
     assert_eq!(
-        ModelContent::from(mail).as_str(),
+        ModelContent::task_payload(&mail).as_str(),
         "<untrusted-content source=task:event>\nm\n</untrusted-content>"
     );
-    let chat = ModelContent::from(chat);
+    let chat = ModelContent::task_payload(&chat);
     assert_eq!(chat.as_str(), "c");
     assert_eq!(chat.exemption(), Some(Exemption::TrustedTask));
 }

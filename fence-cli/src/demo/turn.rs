@@ -76,7 +76,7 @@ pub(super) fn run(dir: &Path) -> Vec<Step> {
     };
     steps.push(Step::Task {
         origin: TaskOrigin::Event,
-        content: ModelContent::from(ticket),
+        content: ModelContent::task_payload(&ticket),
     });
     let request = tools::OperatorRequest {
         provenance: TaskProvenance::derive(TaskOrigin::User),
@@ -85,7 +85,7 @@ pub(super) fn run(dir: &Path) -> Vec<Step> {
     };
     steps.push(Step::Task {
         origin: TaskOrigin::User,
-        content: ModelContent::from(request),
+        content: ModelContent::task_payload(&request),
     });
     steps.push(Step::Model(ModelContent::model_text(
         "I'll read the triage skill, fetch the status page, check the build and read the notes.",
