@@ -34,10 +34,13 @@ pub(crate) struct Args {
 impl From<Args> for Options {
     fn from(args: Args) -> Options {
         let mut command = args.command.into_iter();
+        // The proxy is all this process runs, so every child it has is the server's: what the
+        // server starts outside its process group is ended with it too (Linux).
         let options = Options::new(command.next().unwrap_or_default())
             .with_args(command)
             .with_max_message_bytes(args.max_message_bytes)
-            .with_grace(Duration::from_millis(args.grace_ms));
+            .with_grace(Duration::from_millis(args.grace_ms))
+            .with_subreaper(true);
         match args.name {
             Some(name) => options.with_name(name),
             None => options,

@@ -36,6 +36,7 @@ pub struct Options {
     name: Option<String>,
     max_message_bytes: usize,
     grace: Duration,
+    subreaper: bool,
 }
 
 impl Options {
@@ -54,6 +55,7 @@ impl Options {
             name: None,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             grace: DEFAULT_GRACE,
+            subreaper: false,
         }
     }
 
@@ -117,6 +119,36 @@ impl Options {
         self
     }
 
+    /// Whether the proxy also ends what the upstream started outside its process group: off by
+    /// default, on in `fence mcp`. Linux only; elsewhere it does nothing.
+    ///
+    /// Without it, the proxy ends the upstream's process group, and a process that left that
+    /// group (`setsid`, a daemon's double fork) can outlive the proxy. With it, the calling
+    /// process is a child subreaper while [`run`](crate::run) runs
+    /// (`prctl(PR_SET_CHILD_SUBREAPER)`; it is restored before `run` returns), so such a process
+    /// is re-parented to it, not to init, when its parent exits; and then:
+    ///
+    /// - while the session runs, the proxy reaps **every child of the calling process** that
+    ///   exits, other than the upstream;
+    /// - once the upstream has ended, it kills (SIGKILL) and reaps **every child the calling
+    ///   process has**, and the children those leave it, until none is left (or one more grace
+    ///   period has passed, which stderr reports).
+    ///
+    /// So nothing the upstream started outlives the proxy; but every other child of the
+    /// calling process is taken for the upstream's too. Turn it on only when the proxy is all
+    /// the process runs, or nothing else in it starts processes: another child would have its
+    /// exit status taken (its own `wait` then fails) and be killed when the proxy ends.
+    ///
+    /// ```
+    /// let options = fence_mcp::Options::new("npx").with_subreaper(true);
+    /// assert!(options.subreaper());
+    /// ```
+    #[must_use]
+    pub fn with_subreaper(mut self, subreaper: bool) -> Options {
+        self.subreaper = subreaper;
+        self
+    }
+
     /// The upstream's command.
     ///
     /// ```
@@ -155,6 +187,17 @@ impl Options {
     #[must_use]
     pub fn max_message_bytes(&self) -> usize {
         self.max_message_bytes
+    }
+
+    /// Whether the proxy ends what the upstream started outside its process group, as
+    /// [`with_subreaper`](Self::with_subreaper) says.
+    ///
+    /// ```
+    /// assert!(!fence_mcp::Options::new("npx").subreaper());
+    /// ```
+    #[must_use]
+    pub fn subreaper(&self) -> bool {
+        self.subreaper
     }
 
     /// How long the upstream has to exit at each step of shutting it down.
