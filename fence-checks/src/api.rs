@@ -2,7 +2,9 @@
 //! rename is one edit in this crate.
 
 use fence_reference::BrokenRule;
-use fence_runtime::{ModelContent, Neutraliser, ParseError, TaskProvenance};
+use fence_runtime::{
+    ModelContent, Neutraliser, ParseError, TaskOrigin, TaskProvenance, TrustClass,
+};
 
 /// Pushes a chunk of bytes through a neutraliser.
 pub(crate) fn push_bytes(neutraliser: &mut Neutraliser, chunk: &[u8], out: &mut Vec<u8>) {
@@ -18,6 +20,19 @@ pub(crate) fn parse_error(rule: BrokenRule) -> ParseError {
         BrokenRule::NoCloser => ParseError::NoCloser,
         BrokenRule::TextAfterCloser => ParseError::TextAfterCloser,
         BrokenRule::MissingSeparatorBeforeCloser => ParseError::MissingSeparatorBeforeCloser,
+    }
+}
+
+/// The provenance a row of the reference's derivation table describes, made through the public
+/// API: a sender's trust reaches a `peer` or `completion` task only through
+/// `from_authenticated_sender`; every other row is the origin's own trust (`derive`), whatever
+/// the sender said.
+pub(crate) fn table_provenance(origin: TaskOrigin, sender: Option<TrustClass>) -> TaskProvenance {
+    match (origin, sender) {
+        (TaskOrigin::Peer | TaskOrigin::Completion, Some(_)) => {
+            TaskProvenance::from_authenticated_sender(origin, sender)
+        }
+        _ => TaskProvenance::derive(origin),
     }
 }
 

@@ -121,7 +121,7 @@ fn round_trip(selector: u8, name: &str, content: &str) {
     assert_eq!(model.fence_source(), Some(src));
 
     if let SourceKind::Task(origin) = source.kind() {
-        let provenance = TaskProvenance::derive(origin, None);
+        let provenance = TaskProvenance::derive(origin);
         let task = task_content(provenance, content);
         if provenance.is_fenced() {
             assert_eq!(task.as_str(), text);

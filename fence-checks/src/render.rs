@@ -333,8 +333,8 @@ fn boundaries(page: Page, line: Line, text: &str, selector: u8) {
     );
 }
 
-/// The provenance the selector picks: derived from an origin and a sender's trust, or read
-/// from the wire.
+/// The provenance the selector picks: a row of the derivation table (an origin and a sender's
+/// trust), or read from the wire.
 fn provenance(selector: u8, header: &str) -> TaskProvenance {
     if selector & 0x80 != 0 {
         return TaskProvenance::from_wire(Some(header));
@@ -345,7 +345,7 @@ fn provenance(selector: u8, header: &str) -> TaskProvenance {
         1 => Some(TrustClass::Trusted),
         _ => Some(TrustClass::Untrusted),
     };
-    TaskProvenance::derive(origin, sender)
+    crate::api::table_provenance(origin, sender)
 }
 
 /// A task payload's content: fenced under `task:<origin>` when untrusted, else `rendered`
@@ -374,7 +374,6 @@ fn tasks(a: &str, b: &str, header: &str, selector: u8) {
             body: a.into(),
         };
         task(&payload_content(&email), provenance, a);
-        task(&ModelContent::from(email), provenance, a);
         task(&inbound(provenance, a), provenance, a);
         let ticket = Ticket {
             provenance,
@@ -382,7 +381,7 @@ fn tasks(a: &str, b: &str, header: &str, selector: u8) {
             body: b.into(),
         };
         let json = to_json(&ticket).expect("strings render");
-        task(&ModelContent::from(ticket), provenance, &json);
+        task(&payload_content(&ticket), provenance, &json);
     }
     assert!(
         inbound(wire, a).is_fenced(),

@@ -14,7 +14,9 @@
 //! - `TaskProvenance::from_wire` follows the reference: only exactly `peer` and `completion`
 //!   are taken at their word, anything else is an `event`, and the task is never trusted,
 //!   whatever the headers claim;
-//! - `from_authenticated_sender` and `derive` follow the reference's rules and table;
+//! - `derive` gives each origin its own trust (the reference table's row for a sender that sent
+//!   nothing), so never a trusted `peer` or `completion`; `from_authenticated_sender` follows
+//!   the reference's rules; and the two together give every row of the table;
 //! - a task's payload is fenced under `task:<origin>` exactly when its trust is untrusted
 //!   (the reference block), and otherwise is the payload neutralised, as the trusted-task
 //!   exemption: so a payload read with `from_wire` is always fenced.
@@ -22,7 +24,7 @@
 use fence_reference::{self as reference, trust};
 use fence_runtime::{Exemption, Source, TaskOrigin, TaskProvenance, TrustClass};
 
-use crate::api::task_content;
+use crate::api::{table_provenance, task_content};
 use crate::input::text_parts;
 
 /// Checks every invariant on `data`; panics on the first that fails.
@@ -71,18 +73,31 @@ pub fn check(data: &[u8]) {
     for origin in origin.into_iter().chain([picked]) {
         let name = origin.as_str();
         let said = sender.map(TrustClass::as_str);
-        let derived = TaskProvenance::derive(origin, sender);
+        let derived = TaskProvenance::derive(origin);
         assert_eq!(derived.origin(), origin);
         assert_eq!(
             Some(derived.trust().as_str()),
-            trust::derive(name, said),
-            "derive({name}, {said:?})"
+            trust::derive(name, None),
+            "derive({name})"
         );
         assert_eq!(
             derived.is_fenced(),
             derived.trust() == TrustClass::Untrusted
         );
+        assert!(
+            !(matches!(origin, TaskOrigin::Peer | TaskOrigin::Completion)
+                && derived.trust() == TrustClass::Trusted),
+            "derive({name}) trusts a sender no channel authenticated"
+        );
         content(derived, payload);
+
+        let row = table_provenance(origin, sender);
+        assert_eq!(
+            (row.origin(), Some(row.trust().as_str())),
+            (origin, trust::derive(name, said)),
+            "the table's row for {name} with {said:?}"
+        );
+        content(row, payload);
 
         let authenticated = TaskProvenance::from_authenticated_sender(origin, sender);
         assert_eq!(

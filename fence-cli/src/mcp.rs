@@ -53,6 +53,8 @@ enum Structured {
 impl From<Args> for Options {
     fn from(args: Args) -> Options {
         let mut command = args.command.into_iter();
+        // The proxy is all this process runs, so every child it has is the server's: what the
+        // server starts outside its process group is ended with it too (Linux).
         let options = Options::new(command.next().unwrap_or_default())
             .with_args(command)
             .with_max_message_bytes(args.max_message_bytes)
@@ -60,7 +62,8 @@ impl From<Args> for Options {
             .with_structured_content(match args.structured_content {
                 Structured::Neutralise => StructuredContent::Neutralise,
                 Structured::Remove => StructuredContent::Remove,
-            });
+            })
+            .with_subreaper(true);
         match args.name {
             Some(name) => options.with_name(name),
             None => options,

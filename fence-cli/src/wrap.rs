@@ -84,9 +84,9 @@ fn fencing(args: &Args) -> Result<Fencing, Failure> {
         .expect("clap requires --tool or --task")
         .parse()
         .expect("clap accepts only the origins' own spellings");
-    // The operator's own claim about the task, as `derive` takes it in code: no sender sent a
-    // trust class, so `peer` and `completion` are untrusted.
-    let provenance = TaskProvenance::derive(origin, None);
+    // The operator's own claim about the task's origin, as `derive` takes it in code: no
+    // channel authenticated a sender, so `peer` and `completion` are untrusted.
+    let provenance = TaskProvenance::derive(origin);
     if provenance.is_fenced() {
         Ok(Fencing::Block(Source::task(origin)))
     } else {

@@ -45,7 +45,10 @@ pub(crate) fn expand(input: TokenStream) -> TokenStream {
 //     impl FencedTask for InboundEmail {
 //         fn provenance(&self) -> &TaskProvenance { &self.provenance }
 //     }
-//     impl From<InboundEmail> for ModelContent { .. ModelContent::task_payload(&payload) .. }
+//
+// No `From<InboundEmail> for ModelContent`: a trusted payload is unfenced, so it becomes model
+// content only by a name a reviewer can grep for, `ModelContent::task_payload(&email)` (or a
+// `#[fence_boundary(task)]` fn, which calls it), never by `.into()`.
 fn impls(cont: &Container<'_>) -> TokenStream {
     let ident = cont.ident;
     let (impl_generics, ty_generics, _) = cont.generics.split_for_impl();
@@ -73,21 +76,11 @@ fn impls(cont: &Container<'_>) -> TokenStream {
     };
     let task = cont.attrs.task.is_set().then(|| {
         let provenance = provenance_body(cont);
-        let payload = Ident::new("__payload", Span::mixed_site());
         quote! {
             #[automatically_derived]
             impl #impl_generics ::fence_runtime::__private::FencedTask for #ident #ty_generics #where_clause {
                 fn provenance(&self) -> &::fence_runtime::__private::TaskProvenance {
                     #provenance
-                }
-            }
-
-            #[automatically_derived]
-            impl #impl_generics ::core::convert::From<#ident #ty_generics>
-                for ::fence_runtime::__private::ModelContent #where_clause
-            {
-                fn from(#payload: #ident #ty_generics) -> Self {
-                    ::fence_runtime::__private::ModelContent::task_payload(&#payload)
                 }
             }
         }
@@ -324,14 +317,6 @@ fn stubs(cont: &Container<'_>) -> TokenStream {
             #[automatically_derived]
             impl #impl_generics ::fence_runtime::__private::FencedTask for #ident #ty_generics #where_clause {
                 fn provenance(&self) -> &::fence_runtime::__private::TaskProvenance {
-                    ::core::unreachable!()
-                }
-            }
-            #[automatically_derived]
-            impl #impl_generics ::core::convert::From<#ident #ty_generics>
-                for ::fence_runtime::__private::ModelContent #where_clause
-            {
-                fn from(_: #ident #ty_generics) -> Self {
                     ::core::unreachable!()
                 }
             }

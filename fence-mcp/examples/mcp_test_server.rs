@@ -22,7 +22,9 @@
 //! (listed; called with a `task` param, a 2025-11-25 task), `roots` (asks the client for its
 //! roots), `echo`, `big` (a text of `bytes` bytes), `notify_big` (a log notification of `bytes`
 //! bytes, then a small result), `garbage`, `pid`, `linger` (the server outlives its input, with
-//! a child of its own), `stderr`, `received`, `crash` (exits after `after_ms` with `status`, 3 by default).
+//! a child of its own), `escape` (starts processes that leave the server's process group and
+//! its session, as a daemon does), `stderr`, `received`, `crash` (exits after `after_ms` with
+//! `status`, 3 by default).
 
 // Logging and roots are deprecated by rmcp 3.11 (SEP-2577), yet servers and clients use them
 // today, so the proxy must carry them.
@@ -299,6 +301,7 @@ impl Server {
             tool("garbage", "Writes lines that are not JSON-RPC, then answers."),
             tool("pid", "The server's process id."),
             tool("linger", "The server outlives its input, with a child process of its own."),
+            tool("escape", "Starts a process in a session of its own, with a child, whose parent exits."),
             tool("stderr", "Writes its `text` to stderr."),
             tool("received", "The cancellation notifications received, as they arrived."),
             tool("crash", "Exits after `after_ms` with `status` (3 by default)."),
@@ -371,6 +374,34 @@ impl Server {
         Ok(text(child.id().to_string()))
     }
 
+    /// A daemon's escape: `sh` starts `setsid sh` in the background and exits, so the session
+    /// leader it leaves (and that one's child, a `sleep`) are in a session and process group of
+    /// their own, out of reach of a signal to the server's group, and orphaned. Their pids, one
+    /// per line.
+    fn escape() -> Result<CallToolResponse, ErrorData> {
+        use std::io::Read as _;
+        let failed = |err: std::io::Error| ErrorData::internal_error(err.to_string(), None);
+        let mut launcher = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(
+                "setsid sh -c 'echo $$; sleep 300 </dev/null >/dev/null 2>&1 & echo $!; \
+                 exec >/dev/null; wait' </dev/null 2>/dev/null &",
+            )
+            .stdin(ProcessStdio::null())
+            .stdout(ProcessStdio::piped())
+            .spawn()
+            .map_err(failed)?;
+        let mut pids = String::new();
+        launcher
+            .stdout
+            .take()
+            .expect("stdout is piped")
+            .read_to_string(&mut pids)
+            .map_err(failed)?;
+        launcher.wait().map_err(failed)?;
+        Ok(text(pids.trim_end()))
+    }
+
     async fn call(
         &self,
         params: CallToolRequestParams,
@@ -420,6 +451,7 @@ impl Server {
             "task_ext" => Ok(self.task_ext(&context)),
             "garbage" => Ok(self.garbage().await),
             "linger" => self.linger(),
+            "escape" => Server::escape(),
             "legacy_task" => Ok(text("legacy_task ran without a task param")),
             "roots" => {
                 let roots = context.peer.list_roots().await.map_err(|err| {

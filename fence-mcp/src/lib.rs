@@ -102,9 +102,20 @@
 //! - **The client goes away** (closes the proxy's stdin, or stops reading its stdout): the
 //!   upstream's stdin is closed; if it has not exited within the grace period
 //!   ([`Options::with_grace`], 2 s), its process group gets SIGTERM, then SIGKILL after another
-//!   grace period. Once it has exited, anything it left in its process group is killed, so no
-//!   process outlives the proxy. SIGTERM, SIGINT and SIGHUP to the proxy do the same, skipping
-//!   the first wait, and exit with 128 + the signal's number.
+//!   grace period. Once it has exited, anything it left in its process group is killed.
+//!   SIGTERM, SIGINT and SIGHUP to the proxy do the same, skipping the first wait, and exit
+//!   with 128 + the signal's number.
+//! - **What the upstream started outside its process group** (a process that called `setsid`,
+//!   a daemon's double fork) is ended too on Linux with [`Options::with_subreaper`], which
+//!   `fence mcp` turns on: the proxy's process is then a child subreaper, so such a process is
+//!   re-parented to it when its parent exits; the proxy reaps those that exit during the
+//!   session, and once the upstream has ended kills (SIGKILL) and reaps every child its process
+//!   has, and the children those leave it, until none is left. With it, no process the
+//!   upstream started outlives the proxy, short of the proxy itself being killed by SIGKILL,
+//!   or a process that is not the upstream's descendant at all (one a service manager or a
+//!   container engine's daemon starts at its request). It is off by default because it takes
+//!   every child of the calling process for the upstream's. Without it, or on other systems,
+//!   only the process group is ended, and a process that left it can outlive the proxy.
 //! - **The upstream's stderr** is the proxy's own stderr, untouched; the proxy's reports are
 //!   lines starting `fence mcp (<name>): `.
 //!
@@ -121,6 +132,7 @@ mod json;
 mod lines;
 mod options;
 mod proxy;
+mod reaper;
 mod requests;
 mod said;
 mod session;
@@ -135,7 +147,10 @@ pub use crate::options::{DEFAULT_GRACE, DEFAULT_MAX_MESSAGE_BYTES, Options, Stru
 ///
 /// It blocks, running each direction on a thread of its own, and watches SIGTERM, SIGINT and
 /// SIGHUP while it runs (on Unix). Call it from `main`; from inside an async runtime, call it
-/// through the runtime's blocking pool (`tokio::task::spawn_blocking`).
+/// through the runtime's blocking pool (`tokio::task::spawn_blocking`). With
+/// [`Options::with_subreaper`] (Linux), the calling process is a child subreaper until `run`
+/// returns, and every child it has is taken for the upstream's: reaped when it exits, killed
+/// when the proxy ends.
 ///
 /// ```no_run
 /// use std::process::ExitCode;

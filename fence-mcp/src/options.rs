@@ -62,6 +62,7 @@ pub struct Options {
     max_message_bytes: usize,
     grace: Duration,
     structured_content: StructuredContent,
+    subreaper: bool,
 }
 
 impl Options {
@@ -81,6 +82,7 @@ impl Options {
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             grace: DEFAULT_GRACE,
             structured_content: StructuredContent::Neutralise,
+            subreaper: false,
         }
     }
 
@@ -169,6 +171,36 @@ impl Options {
         self.structured_content
     }
 
+    /// Whether the proxy also ends what the upstream started outside its process group: off by
+    /// default, on in `fence mcp`. Linux only; elsewhere it does nothing.
+    ///
+    /// Without it, the proxy ends the upstream's process group, and a process that left that
+    /// group (`setsid`, a daemon's double fork) can outlive the proxy. With it, the calling
+    /// process is a child subreaper while [`run`](crate::run) runs
+    /// (`prctl(PR_SET_CHILD_SUBREAPER)`; it is restored before `run` returns), so such a process
+    /// is re-parented to it, not to init, when its parent exits; and then:
+    ///
+    /// - while the session runs, the proxy reaps **every child of the calling process** that
+    ///   exits, other than the upstream;
+    /// - once the upstream has ended, it kills (SIGKILL) and reaps **every child the calling
+    ///   process has**, and the children those leave it, until none is left (or one more grace
+    ///   period has passed, which stderr reports).
+    ///
+    /// So nothing the upstream started outlives the proxy; but every other child of the
+    /// calling process is taken for the upstream's too. Turn it on only when the proxy is all
+    /// the process runs, or nothing else in it starts processes: another child would have its
+    /// exit status taken (its own `wait` then fails) and be killed when the proxy ends.
+    ///
+    /// ```
+    /// let options = fence_mcp::Options::new("npx").with_subreaper(true);
+    /// assert!(options.subreaper());
+    /// ```
+    #[must_use]
+    pub fn with_subreaper(mut self, subreaper: bool) -> Options {
+        self.subreaper = subreaper;
+        self
+    }
+
     /// The upstream's command.
     ///
     /// ```
@@ -207,6 +239,17 @@ impl Options {
     #[must_use]
     pub fn max_message_bytes(&self) -> usize {
         self.max_message_bytes
+    }
+
+    /// Whether the proxy ends what the upstream started outside its process group, as
+    /// [`with_subreaper`](Self::with_subreaper) says.
+    ///
+    /// ```
+    /// assert!(!fence_mcp::Options::new("npx").subreaper());
+    /// ```
+    #[must_use]
+    pub fn subreaper(&self) -> bool {
+        self.subreaper
     }
 
     /// How long the upstream has to exit at each step of shutting it down.

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use crate::lines::{Line, read_line, skim};
 use crate::options::{Options, StructuredContent};
+use crate::reaper::{Reaper, Swept};
 use crate::session::{Forward, Outcome, Session};
 
 /// Why the main thread woke up.
@@ -96,7 +97,8 @@ fn deliver<A: Write, B: Write>(
 }
 
 /// Spawns the upstream: its stdin and stdout piped to the proxy, its stderr the proxy's own,
-/// and on Unix in a process group of its own, so ending it ends whatever it started.
+/// and on Unix in a process group of its own, so ending the group ends whatever it started and
+/// left in it (what left the group is the [`Reaper`]'s).
 fn spawn(options: &Options) -> io::Result<Child> {
     let mut command = Command::new(options.command());
     command
@@ -145,6 +147,10 @@ pub(crate) fn serve(
         StructuredContent::Remove => session.removing_structured_content(),
         StructuredContent::Neutralise => session,
     });
+    let (mut reaper, trouble) = Reaper::start(options.subreaper());
+    if let Some(trouble) = trouble {
+        report(&session, &trouble);
+    }
     let mut child = match spawn(options) {
         Ok(child) => child,
         Err(err) => {
@@ -163,6 +169,9 @@ pub(crate) fn serve(
             return ExitCode::from(status);
         }
     };
+    if let Some(trouble) = reaper.watch(child.id()) {
+        report(&session, &trouble);
+    }
     let (Some(upstream_in), Some(upstream_out)) = (child.stdin.take(), child.stdout.take()) else {
         unreachable!("both pipes were asked for")
     };
@@ -203,6 +212,16 @@ pub(crate) fn serve(
         options.grace(),
         first,
     );
+    if let Swept::Left(left) = reaper.end_all(options.grace()) {
+        report(
+            &session,
+            &format!(
+                "{left} process(es) the upstream left behind did not exit within {} ms of \
+                 SIGKILL; leaving them",
+                options.grace().as_millis()
+            ),
+        );
+    }
     #[cfg(unix)]
     if let Some(watcher) = watcher {
         watcher.close();
@@ -348,7 +367,8 @@ struct Ended {
 /// Ends the session after `first`: the upstream's stdin is closed, and it has `grace` to exit;
 /// then (on Unix) its process group gets SIGTERM and another `grace`; then SIGKILL. A signal
 /// to the proxy skips the first wait; a second one skips to SIGKILL. Once the upstream has
-/// exited, whatever it started and left in its process group is killed too.
+/// exited, whatever it started and left in its process group is killed too; what left the
+/// group is the [`Reaper`]'s, after this returns.
 fn shutdown(
     session: &Session,
     child: &mut Child,

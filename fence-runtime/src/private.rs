@@ -6,7 +6,9 @@
 //! Every trait here is sealed: its supertrait lives in a module no other crate can name, so no
 //! downstream impl can turn a boundary's result into unfenced content, and every function here
 //! fences under a source the boundary chose. A downstream crate can call these functions (the
-//! module is public), but nothing here builds model content without the fence.
+//! module is public), but nothing here builds model content without the fence, except
+//! [`IntoTaskContent`], which is `ModelContent::task_payload` (the trusted-task exemption, for
+//! a trusted payload) behind `#[fence_boundary(task)]`.
 
 use core::convert::Infallible;
 use core::fmt;
@@ -214,7 +216,8 @@ impl BoundaryAboveTool for NotAnRmcpTool {}
     note = "add `#[derive(fence_runtime::Fenced)]` and `#[fence(task)]` to `{Self}`, with a `#[fence(provenance)] provenance: TaskProvenance` field"
 )]
 pub trait IntoTaskContent: sealed::TaskResult {
-    /// Fences the payload under `task:<origin>` when untrusted.
+    /// [`ModelContent::task_payload`]: fences the payload under `task:<origin>` when untrusted,
+    /// and passes it as the trusted-task exemption when trusted.
     fn into_task_content(self) -> ModelContent;
 }
 

@@ -134,9 +134,10 @@ pub fn fence_value<T: Fenced + ?Sized>(
 
 /// A task payload: a [`Fenced`] value that carries its own [`TaskProvenance`].
 ///
-/// Implemented by `#[derive(Fenced)]` with `#[fence(task)]`. [`ModelContent::task_payload`](crate::ModelContent::task_payload)
-/// fences the payload under `task:<origin>` when its derived trust is untrusted, and passes it
-/// through as the trusted-task exemption when trusted.
+/// Implemented by `#[derive(Fenced)]` with `#[fence(task)]`. [`ModelContent::task_payload`](crate::ModelContent::task_payload),
+/// the one way a task payload becomes model content, fences it under `task:<origin>` when its
+/// derived trust is untrusted, and passes it through as the trusted-task exemption when
+/// trusted.
 ///
 /// ```
 /// use fence_runtime::{ContentWriter, Fenced, FencedTask, ModelContent, RenderError};
@@ -157,7 +158,7 @@ pub fn fence_value<T: Fenced + ?Sized>(
 /// }
 ///
 /// let email = Email {
-///     provenance: TaskProvenance::derive(TaskOrigin::Event, None),
+///     provenance: TaskProvenance::derive(TaskOrigin::Event),
 ///     body: "Wire the money.".into(),
 /// };
 /// let content = ModelContent::task_payload(&email);

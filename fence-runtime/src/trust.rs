@@ -114,7 +114,8 @@ impl FromStr for TaskOrigin {
 /// the model must not take as instructions (`untrusted`).
 ///
 /// There is no way to give a task a trust class directly: it is derived from the origin by
-/// [`TaskProvenance::derive`].
+/// [`TaskProvenance::derive`], and a `peer` or `completion` task is trusted only through
+/// [`TaskProvenance::from_authenticated_sender`].
 ///
 /// The wire spelling is the lowercase name: [`as_str`](Self::as_str) writes it, and
 /// [`str::parse`] (through [`FromStr`]) reads exactly it.
@@ -229,17 +230,34 @@ impl core::error::Error for UnknownWireValue {}
 /// A task's origin and the trust class derived from it.
 ///
 /// Trust is derived, never declared: `user`, `schedule` and `system` tasks are trusted, `event`
-/// tasks are untrusted, and `peer` and `completion` tasks carry the trust their sender sent, or
-/// are untrusted when it sent none.
+/// tasks are untrusted, and `peer` and `completion` tasks are untrusted unless their sender was
+/// authenticated by its channel, when they carry the trust it sent. Three functions make one,
+/// and only the last can make a `peer` or `completion` task trusted:
+///
+/// | function | for | trusted when |
+/// |---|---|---|
+/// | [`derive`](Self::derive) | an origin your runtime knows itself | the origin is `user`, `schedule` or `system` |
+/// | [`from_wire`](Self::from_wire) | an origin header of an inbound request | never |
+/// | [`from_authenticated_sender`](Self::from_authenticated_sender) | a `peer` or `completion` task whose channel authenticated the sender | the sender sent `trusted` |
 ///
 /// ```
 /// use fence_runtime::{TaskOrigin, TaskProvenance, TrustClass};
 ///
-/// let webhook = TaskProvenance::derive(TaskOrigin::Event, Some(TrustClass::Trusted));
+/// let webhook = TaskProvenance::derive(TaskOrigin::Event);
 /// assert_eq!(webhook.trust(), TrustClass::Untrusted);
 ///
-/// let peer = TaskProvenance::derive(TaskOrigin::Peer, None);
+/// let peer = TaskProvenance::derive(TaskOrigin::Peer);
 /// assert_eq!(peer.trust(), TrustClass::Untrusted);
+/// ```
+///
+/// `derive` takes no sender's trust, so no code that has not named
+/// `from_authenticated_sender` can make a peer's task trusted:
+///
+/// ```compile_fail
+/// use fence_runtime::{TaskOrigin, TaskProvenance, TrustClass};
+///
+/// let claimed: Option<TrustClass> = "trusted".parse().ok();
+/// let peer = TaskProvenance::derive(TaskOrigin::Peer, claimed); // error: takes 1 argument
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct TaskProvenance {
@@ -248,23 +266,38 @@ pub struct TaskProvenance {
 }
 
 impl TaskProvenance {
-    /// Derives the trust class of a task from its origin and, for `peer` and `completion`
-    /// tasks, the trust class its sender inherited (`None` when it sent none).
+    /// The provenance of a task whose origin your runtime knows itself — the operator's own
+    /// session, the agent's schedule, a webhook endpoint — with the trust that origin has on its
+    /// own.
     ///
     /// | origin | trust |
     /// |---|---|
-    /// | `user`, `schedule`, `system` | trusted, whatever `inherited` says |
-    /// | `event` | untrusted, whatever `inherited` says |
-    /// | `peer`, `completion` | `inherited`, or untrusted when `None` |
+    /// | `user`, `schedule`, `system` | trusted |
+    /// | `event`, `peer`, `completion` | untrusted |
+    ///
+    /// A `peer` or `completion` task is untrusted here: it carries its sender's trust only
+    /// through [`from_authenticated_sender`](Self::from_authenticated_sender). `origin` is what
+    /// the runtime knows, never what a request says: read an inbound request's origin header
+    /// with [`from_wire`](Self::from_wire), which never yields a trusted task.
     ///
     /// ```
     /// use fence_runtime::{TaskOrigin, TaskProvenance, TrustClass};
     ///
-    /// let p = TaskProvenance::derive(TaskOrigin::Completion, Some(TrustClass::Trusted));
-    /// assert_eq!((p.origin(), p.trust()), (TaskOrigin::Completion, TrustClass::Trusted));
+    /// let nightly = TaskProvenance::derive(TaskOrigin::Schedule);
+    /// assert_eq!((nightly.origin(), nightly.trust()), (TaskOrigin::Schedule, TrustClass::Trusted));
+    ///
+    /// let callback = TaskProvenance::derive(TaskOrigin::Completion);
+    /// assert_eq!((callback.origin(), callback.trust()), (TaskOrigin::Completion, TrustClass::Untrusted));
     /// ```
     #[must_use]
-    pub const fn derive(origin: TaskOrigin, inherited: Option<TrustClass>) -> TaskProvenance {
+    pub const fn derive(origin: TaskOrigin) -> TaskProvenance {
+        TaskProvenance::inheriting(origin, None)
+    }
+
+    /// The derivation table itself: `origin`'s own trust, or for `peer` and `completion` the
+    /// trust the sender sent (untrusted when it sent none). Private: only
+    /// [`from_authenticated_sender`](Self::from_authenticated_sender) passes a sender's trust.
+    const fn inheriting(origin: TaskOrigin, inherited: Option<TrustClass>) -> TaskProvenance {
         let trust = match (origin.inherent_trust(), inherited) {
             (Some(trust), _) | (None, Some(trust)) => trust,
             (None, None) => TrustClass::Untrusted,
@@ -295,9 +328,9 @@ impl TaskProvenance {
     pub fn from_wire(origin_header: Option<&str>) -> TaskProvenance {
         match origin_header.map(str::parse) {
             Some(Ok(origin @ (TaskOrigin::Peer | TaskOrigin::Completion))) => {
-                TaskProvenance::derive(origin, None)
+                TaskProvenance::derive(origin)
             }
-            _ => TaskProvenance::derive(TaskOrigin::Event, None),
+            _ => TaskProvenance::derive(TaskOrigin::Event),
         }
     }
 
@@ -305,10 +338,10 @@ impl TaskProvenance {
     /// connection, a signed completion callback — and which therefore inherits the trust the
     /// sender sent.
     ///
-    /// This is the one path by which a task from outside the agent can be trusted: keep
-    /// calls to it few, and greppable. Only `peer` and `completion` tasks inherit; as on the
-    /// wire, any other origin is an untrusted `event`, so an authenticated sender still cannot
-    /// claim to be the operator. `sender_trust` is a typed [`TrustClass`]: read it from a
+    /// This is the one path by which a task from outside the agent can be trusted, and the
+    /// only function that takes a [`TrustClass`]: keep calls to it few, and greppable. Only
+    /// `peer` and `completion` tasks inherit; as on the wire, any other origin is an untrusted
+    /// `event`, so an authenticated sender still cannot claim to be the operator. `sender_trust` is a typed [`TrustClass`]: read it from a
     /// header with [`str::parse`] only after the channel has authenticated the sender.
     ///
     /// ```
@@ -330,9 +363,9 @@ impl TaskProvenance {
     ) -> TaskProvenance {
         match origin {
             TaskOrigin::Peer | TaskOrigin::Completion => {
-                TaskProvenance::derive(origin, sender_trust)
+                TaskProvenance::inheriting(origin, sender_trust)
             }
-            _ => TaskProvenance::derive(TaskOrigin::Event, None),
+            _ => TaskProvenance::derive(TaskOrigin::Event),
         }
     }
 
@@ -341,7 +374,7 @@ impl TaskProvenance {
     /// ```
     /// use fence_runtime::{TaskOrigin, TaskProvenance};
     ///
-    /// assert_eq!(TaskProvenance::derive(TaskOrigin::User, None).origin(), TaskOrigin::User);
+    /// assert_eq!(TaskProvenance::derive(TaskOrigin::User).origin(), TaskOrigin::User);
     /// ```
     #[must_use]
     pub const fn origin(&self) -> TaskOrigin {
@@ -353,7 +386,7 @@ impl TaskProvenance {
     /// ```
     /// use fence_runtime::{TaskOrigin, TaskProvenance, TrustClass};
     ///
-    /// assert_eq!(TaskProvenance::derive(TaskOrigin::System, None).trust(), TrustClass::Trusted);
+    /// assert_eq!(TaskProvenance::derive(TaskOrigin::System).trust(), TrustClass::Trusted);
     /// ```
     #[must_use]
     pub const fn trust(&self) -> TrustClass {
@@ -365,8 +398,8 @@ impl TaskProvenance {
     /// ```
     /// use fence_runtime::{TaskOrigin, TaskProvenance};
     ///
-    /// assert!(TaskProvenance::derive(TaskOrigin::Event, None).is_fenced());
-    /// assert!(!TaskProvenance::derive(TaskOrigin::User, None).is_fenced());
+    /// assert!(TaskProvenance::derive(TaskOrigin::Event).is_fenced());
+    /// assert!(!TaskProvenance::derive(TaskOrigin::User).is_fenced());
     /// ```
     #[must_use]
     pub const fn is_fenced(&self) -> bool {

@@ -355,7 +355,7 @@ async fn impl_future_return() {
 #[fence_boundary(task)]
 fn no_op_task() -> Email {
     Email {
-        provenance: fence_runtime::TaskProvenance::derive(fence_runtime::TaskOrigin::Peer, None),
+        provenance: fence_runtime::TaskProvenance::derive(fence_runtime::TaskOrigin::Peer),
         body: "hi".into(),
     }
 }

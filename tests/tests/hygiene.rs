@@ -108,7 +108,7 @@ fn expansions_ignore_the_users_names() {
         ToolOutput::from(hostile::Shown(3)).content().fence_source(),
         Some("tool:shown")
     );
-    let task: ModelContent = hostile::task(TaskProvenance::derive(TaskOrigin::Event, None));
+    let task: ModelContent = hostile::task(TaskProvenance::derive(TaskOrigin::Event));
     assert_eq!(
         task.as_str(),
         "<untrusted-content source=task:event>\ntask body\n</untrusted-content>"

@@ -52,7 +52,8 @@ fn a_task_is_fenced_exactly_when_its_derived_trust_is_untrusted() {
     ];
     for (origin, inherited, fenced) in table {
         let row = format!("{origin:?} inheriting {inherited:?}");
-        let content = ModelContent::task(&TaskProvenance::derive(origin, inherited), PAYLOAD);
+        let content =
+            ModelContent::task(&fence_tests::trust::provenance(origin, inherited), PAYLOAD);
         if let Some(fenced) = fenced {
             let source = format!("task:{}", origin.as_str());
             assert_eq!(content.as_str(), fenced, "{row}");
@@ -80,7 +81,7 @@ fn a_task_from_the_wire_cannot_claim_to_be_the_operator() {
 
 #[test]
 fn an_empty_untrusted_task_is_the_empty_block() {
-    let content = ModelContent::task(&TaskProvenance::derive(Event, None), "");
+    let content = ModelContent::task(&TaskProvenance::derive(Event), "");
     assert_eq!(
         content.as_str(),
         "<untrusted-content source=task:event>\n\n</untrusted-content>"

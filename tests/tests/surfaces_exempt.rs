@@ -156,8 +156,8 @@ fn the_models_own_text_never_carries_a_live_marker() {
 fn a_user_line_is_one_valid_block_or_text_with_no_live_marker() {
     // Decision: a `user` line is a task. Untrusted, it is one valid block; trusted, the
     // trusted-task exemption, neutralised like every exemption. Anything between is a finding.
-    let untrusted = ModelContent::task(&TaskProvenance::derive(TaskOrigin::Event, None), MENTIONS);
-    let trusted = ModelContent::task(&TaskProvenance::derive(TaskOrigin::User, None), MENTIONS);
+    let untrusted = ModelContent::task(&TaskProvenance::derive(TaskOrigin::Event), MENTIONS);
+    let trusted = ModelContent::task(&TaskProvenance::derive(TaskOrigin::User), MENTIONS);
     assert_eq!(trusted.as_str(), NEUTRALISED);
     let record = [
         RecordLine::user(&untrusted).to_json(),
@@ -261,7 +261,7 @@ proptest! {
     /// whatever an exemption's writer writes verifies clean.
     #[test]
     fn exempt_content_carries_no_live_marker_and_its_writers_verify_clean(text in marker_text()) {
-        let operator = TaskProvenance::derive(TaskOrigin::User, None);
+        let operator = TaskProvenance::derive(TaskOrigin::User);
         let exempt = [
             ModelContent::skill_doc(text.as_str()),
             ModelContent::hook_artifact(text.as_str()),

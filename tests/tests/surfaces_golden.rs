@@ -151,7 +151,7 @@ fn own_frames_of_the_other_kinds() {
 fn own_record() {
     let header = RecordHeader::new().with_field("version", 1);
     let task = ModelContent::task(
-        &TaskProvenance::derive(TaskOrigin::Event, None),
+        &TaskProvenance::derive(TaskOrigin::Event),
         "New ticket: the export button does nothing.",
     );
     let fetched = web_fetch_output();

@@ -48,7 +48,7 @@ fn wrap_task_fences_untrusted_origins_and_passes_trusted_ones_through_neutralise
     for origin in TaskOrigin::ALL {
         let output = run(&["wrap", "--task", origin.as_str()], input.as_bytes());
         assert_eq!(code(&output), 0, "{origin:?}");
-        let expected = ModelContent::task(&TaskProvenance::derive(*origin, None), input);
+        let expected = ModelContent::task(&TaskProvenance::derive(*origin), input);
         assert_eq!(stdout(&output), expected.as_str(), "{origin:?}");
         let fenced = expected.is_fenced();
         assert_eq!(

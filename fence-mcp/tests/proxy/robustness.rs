@@ -249,6 +249,7 @@ mod shutdown {
     #[test]
     fn sigterm_to_the_proxy_ends_the_server_with_everything_it_started() {
         let (mut proxy, server, child) = lingering("5000");
+        let escaped = escape(&mut proxy, 3);
         let killed = Command::new("kill")
             .args(["-TERM", &proxy.pid().to_string()])
             .status()
@@ -264,5 +265,105 @@ mod shutdown {
             gone_within(child, Duration::from_secs(2)),
             "the server's child {child} is gone"
         );
+        for pid in escaped {
+            assert!(
+                gone_within(pid, Duration::from_secs(2)),
+                "the process {pid} the server started in a session of its own is gone"
+            );
+        }
+    }
+
+    /// Calls `escape`: a session leader in a session and process group of its own, orphaned,
+    /// and its child. Their pids, both running; the orphan adopted by the proxy.
+    fn escape(proxy: &mut Lines, id: u64) -> [u32; 2] {
+        proxy.call(id, "escape", &json!({}));
+        let pids = proxy.tool_text(id).1;
+        let pids: Vec<u32> = pids.lines().map(|pid| pid.parse().unwrap()).collect();
+        let [leader, child] = pids[..] else {
+            panic!("two pids: {pids:?}")
+        };
+        for pid in [leader, child] {
+            assert!(alive(pid), "{pid} runs");
+            // Out of reach of a signal to the server's process group.
+            assert_eq!(
+                stat_field(pid, SESSION),
+                Some(leader),
+                "{pid} is in a session of its own"
+            );
+        }
+        // Its parent exited before the server answered: the proxy (a child subreaper) adopted
+        // it, where without one init would have.
+        assert_eq!(
+            stat_field(leader, PARENT),
+            Some(proxy.pid()),
+            "the orphan's parent"
+        );
+        assert_eq!(
+            stat_field(child, PARENT),
+            Some(leader),
+            "the orphan's child's parent"
+        );
+        [leader, child]
+    }
+
+    /// Fields of `/proc/<pid>/stat`, counted from the state, which follows the command name.
+    const PARENT: usize = 1;
+    const SESSION: usize = 3;
+
+    /// A numeric field of process `pid`'s `/proc/<pid>/stat`.
+    fn stat_field(pid: u32, field: usize) -> Option<u32> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        // The command name is in parentheses, and may hold spaces and parentheses itself.
+        let (_, rest) = stat.rsplit_once(')')?;
+        rest.split_whitespace().nth(field)?.parse().ok()
+    }
+
+    #[test]
+    fn what_the_server_started_in_a_session_of_its_own_does_not_outlive_the_proxy() {
+        let mut proxy = Lines::proxy(&[]);
+        proxy.call(1, "pid", &json!({}));
+        let server: u32 = proxy.tool_text(1).1.parse().unwrap();
+        let escaped = escape(&mut proxy, 2);
+        // The server exits as soon as its input closes; the processes it left run on.
+        proxy.close();
+        assert_eq!(proxy.wait(PATIENCE).code(), Some(0));
+        assert!(!alive(server));
+        for pid in escaped {
+            assert!(
+                gone_within(pid, Duration::from_secs(2)),
+                "the process {pid} the server started in a session of its own is gone"
+            );
+        }
+    }
+
+    #[test]
+    fn orphans_that_exit_while_the_session_runs_are_reaped() {
+        let mut proxy = Lines::proxy(&[]);
+        let [leader, child] = escape(&mut proxy, 1);
+        let killed = Command::new("kill")
+            .args(["-KILL", &leader.to_string(), &child.to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        for pid in [leader, child] {
+            assert!(
+                reaped_within(pid, Duration::from_secs(2)),
+                "{pid}, which exited, is reaped while the proxy runs, not left a zombie"
+            );
+        }
+        proxy.call(2, "echo", &json!({ "text": "still here" }));
+        assert_eq!(proxy.tool_text(2).1, "still here");
+    }
+
+    /// Waits up to `patience` for process `pid` to be reaped: gone, not even a zombie.
+    fn reaped_within(pid: u32, patience: Duration) -> bool {
+        let deadline = std::time::Instant::now() + patience;
+        while std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            if std::time::Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        true
     }
 }

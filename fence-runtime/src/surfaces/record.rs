@@ -78,7 +78,7 @@ impl<'a> RecordLine<'a> {
     /// use fence_runtime::{ModelContent, TaskOrigin, TaskProvenance};
     /// use fence_runtime::surfaces::RecordLine;
     ///
-    /// let task = ModelContent::task(&TaskProvenance::derive(TaskOrigin::Event, None), "hi");
+    /// let task = ModelContent::task(&TaskProvenance::derive(TaskOrigin::Event), "hi");
     /// assert_eq!(
     ///     RecordLine::message("user", &task).to_json(),
     ///     r#"{"role":"user","content":[{"type":"text","text":"<untrusted-content source=task:event>\nhi\n</untrusted-content>"}],"fence":"task:event"}"#,
@@ -95,7 +95,7 @@ impl<'a> RecordLine<'a> {
     /// use fence_runtime::{ModelContent, TaskOrigin, TaskProvenance};
     /// use fence_runtime::surfaces::RecordLine;
     ///
-    /// let task = ModelContent::task(&TaskProvenance::derive(TaskOrigin::User, None), "hi");
+    /// let task = ModelContent::task(&TaskProvenance::derive(TaskOrigin::User), "hi");
     /// assert_eq!(RecordLine::user(&task).to_json(), r#"{"role":"user","content":[{"type":"text","text":"hi"}]}"#);
     /// ```
     #[must_use]

@@ -22,16 +22,16 @@ enum Inbound {
 
 fn main() {
     let email = InboundEmail {
-        provenance: TaskProvenance::derive(TaskOrigin::Event, None),
+        provenance: TaskProvenance::derive(TaskOrigin::Event),
         body: "hi".into(),
     };
-    assert_eq!(ModelContent::from(email).fence_source(), Some("task:event"));
+    assert_eq!(ModelContent::task_payload(&email).fence_source(), Some("task:event"));
     let hook = Inbound::Hook {
-        provenance: TaskProvenance::derive(TaskOrigin::Peer, None),
+        provenance: TaskProvenance::derive(TaskOrigin::Peer),
         event: "push".into(),
     };
     assert_eq!(
-        ModelContent::from(hook).as_str(),
+        ModelContent::task_payload(&hook).as_str(),
         "<untrusted-content source=task:peer>\n{\"Hook\":{\"event\":\"push\"}}\n</untrusted-content>"
     );
 }

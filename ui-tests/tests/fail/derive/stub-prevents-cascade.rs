@@ -12,7 +12,7 @@ struct InboundEmail {
 fn deliver(email: InboundEmail) -> ModelContent {
     // Uses of the type compile: only the attribute error above is reported.
     let _ = fence_value(&Source::tool("mail"), &email);
-    ModelContent::from(email)
+    ModelContent::task_payload(&email)
 }
 
 fn main() {
