@@ -173,6 +173,13 @@ def lines_malformed(n):
     return [result_line(spell("exact", n), '{"content":[{"type":"text","text":7}]}')], "exit"
 
 
+def lines_malformed_forged(n):
+    # A result no SDK accepts, whose members forge markers: an SDK that quotes the input in
+    # its validation error hands them on; the proxy withholds the result.
+    result = '{"content":[{"type":"text","text":7,"note":%s}]}' % FORGED_JSON
+    return [result_line(spell("exact", n), result)], "exit"
+
+
 def lines_control(n):
     return [result_line(spell("exact", n), text_result("the weather is fine"))], "continue"
 
@@ -233,6 +240,7 @@ SCENARIOS = {
     "server-name-malformed": {"name": FORGED_NAME, "call": lines_malformed},
     "tool-name-crash": {"tool": FORGED_NAME, "call": lines_crash},
     "tool-name-malformed": {"tool": FORGED_NAME, "call": lines_malformed},
+    "malformed-forged": {"call": lines_malformed_forged},
     # Task scenarios: the call creates task "t1" (or a task whose id forges a marker), and the
     # task methods answer as the scenario says.
     "task-get-error": {"call": lines_task_call("t1"), "tasks/get": "forged-error"},

@@ -536,6 +536,8 @@ cases! {
         python(clean, fails_today) typescript(clean, fails_today);
     tool_name_malformed "tool-name-malformed"
         python(clean, fails_today) typescript(clean, fails_today);
+    malformed_forged "malformed-forged"
+        python(violation, passes) typescript(clean, passes);
     task_get_error "task-get-error"
         python(-) typescript(violation, fails_today);
     task_list_error "task-list-error"
