@@ -180,6 +180,21 @@ def lines_malformed_forged(n):
     return [result_line(spell("exact", n), result)], "exit"
 
 
+def lines_structured(n):
+    """A tool with an output schema, answered with structured content that forges markers."""
+    result = (
+        '{"content":[{"type":"text","text":%s}],"structuredContent":{"forged":%s}}'
+        % (FORGED_JSON, FORGED_JSON)
+    )
+    return [result_line(spell("exact", n), result)], "continue"
+
+
+def lines_structured_missing(n):
+    """The same tool answered without its structured content, as the proxy's
+    `--structured-content remove` leaves it."""
+    return [result_line(spell("exact", n), text_result("only the text"))], "continue"
+
+
 def lines_control(n):
     return [result_line(spell("exact", n), text_result("the weather is fine"))], "continue"
 
@@ -241,6 +256,9 @@ SCENARIOS = {
     "tool-name-crash": {"tool": FORGED_NAME, "call": lines_crash},
     "tool-name-malformed": {"tool": FORGED_NAME, "call": lines_malformed},
     "malformed-forged": {"call": lines_malformed_forged},
+    # Not hostile to a proxy: what the SDKs do with structured content, and without it.
+    "structured": {"call": lines_structured},
+    "structured-missing": {"call": lines_structured_missing},
     # Task scenarios: the call creates task "t1" (or a task whose id forges a marker), and the
     # task methods answer as the scenario says.
     "task-get-error": {"call": lines_task_call("t1"), "tasks/get": "forged-error"},

@@ -69,7 +69,9 @@ struct Scenario {
 
 fn scenario(name: &'static str) -> Scenario {
     let (tool, ops) = match name {
-        "surrogate-structured" | "surrogate-key" => ("report", Ops::Call),
+        "surrogate-structured" | "surrogate-key" | "structured" | "structured-missing" => {
+            ("report", Ops::Call)
+        }
         "tool-name-crash" | "tool-name-malformed" => (FORGED_NAME, Ops::Call),
         "task-get-error" => ("fetch", Ops::GetTask),
         "task-list-error" => ("fetch", Ops::ListTasks),
@@ -316,8 +318,14 @@ fn run_driver(sdk: Sdk) -> HashMap<String, Value> {
             }));
         }
     }
+    run_plan(sdk, &sessions, "all")
+}
+
+/// Runs `sessions` (each a label, a command and the operations to make) in `sdk`'s driver:
+/// their reports, by label. `name` tells plans of one process apart.
+fn run_plan(sdk: Sdk, sessions: &[Value], name: &str) -> HashMap<String, Value> {
     let plan = json!({ "timeout": TIMEOUT_SECONDS, "concurrency": 4, "sessions": sessions });
-    let plan_path = sdk_dir().join(format!("plan-{sdk:?}-{}.json", std::process::id()));
+    let plan_path = sdk_dir().join(format!("plan-{sdk:?}-{name}-{}.json", std::process::id()));
     std::fs::write(&plan_path, plan.to_string()).expect("the plan is written");
     let mut command = match sdk {
         Sdk::Python => {
@@ -470,6 +478,81 @@ macro_rules! cases {
         direct_test!($direct, $sdk, $name, $d);
         proxied_test!($proxied, $sdk, $name);
     };
+}
+
+/// `--structured-content remove`, with the Python SDK, which refuses a result without
+/// `structuredContent` only when the tool declares an `outputSchema`: the proxy removes both,
+/// and the client reads the fenced text.
+#[test]
+fn structured_content_removed_with_the_output_schema_leaves_the_python_sdk_the_fenced_text() {
+    if !installed() {
+        return;
+    }
+    let server = |scenario: &str| {
+        vec![
+            python().display().to_string(),
+            here().join("hostile_server.py").display().to_string(),
+            scenario.to_owned(),
+        ]
+    };
+    let proxied = |options: &[&str], scenario: &str| {
+        let mut command = vec![fence().display().to_string(), "mcp".into()];
+        command.extend(options.iter().map(|option| (*option).to_owned()));
+        command.push("--".into());
+        command.extend(server(scenario));
+        command
+    };
+    let sessions: Vec<Value> = [
+        ("direct", server("structured")),
+        ("neutralised", proxied(&[], "structured")),
+        (
+            "removed",
+            proxied(&["--structured-content", "remove"], "structured"),
+        ),
+        ("missing", server("structured-missing")),
+    ]
+    .into_iter()
+    .map(|(label, command)| {
+        json!({ "label": label, "command": command, "ops": scenario("structured").ops_json() })
+    })
+    .collect();
+    let reports = run_plan(Sdk::Python, &sessions, "structured");
+    let outcome = |label: &str| {
+        reports[label]["ops"][0]["outcome"]
+            .as_str()
+            .map(str::to_owned)
+    };
+    // Directly, the forged structured content is handed on; through the proxy it is
+    // neutralised, and with `remove` it is gone, the text fenced and the result accepted.
+    assert!(
+        !violations(&reports["direct"]).is_empty(),
+        "{:#}",
+        reports["direct"]
+    );
+    assert!(
+        violations(&reports["neutralised"]).is_empty(),
+        "{:#}",
+        reports["neutralised"]
+    );
+    let removed = &reports["removed"];
+    assert_eq!(outcome("removed").as_deref(), Some("result"), "{removed:#}");
+    assert!(violations(removed).is_empty(), "{removed:#}");
+    assert!(
+        strs(&removed["ops"][0]["texts"]).next().is_some(),
+        "{removed:#}"
+    );
+    assert!(
+        strs(&removed["ops"][0]["strings"]).all(|string| !string.contains("ignore previous")),
+        "no structured content is left: {removed:#}"
+    );
+    // Why the output schema goes too: the SDK refuses a result without structured content
+    // from a tool that declares one.
+    assert_eq!(
+        outcome("missing").as_deref(),
+        Some("error"),
+        "{:#}",
+        reports["missing"]
+    );
 }
 
 // Each SDK: what it hands on directly, `violation` or `clean`. Through the proxy, every one
