@@ -35,9 +35,6 @@ pub(crate) enum BadId {
     NotAnId,
     /// A string with an escape that does not decode (a lone surrogate, `"\ud800"`).
     Undecodable,
-    /// A number too large for a double (`1e400`): JavaScript reads it as an infinity and
-    /// Python as a float no integer matches, so no client pairs it with a request.
-    OutOfRange,
     /// A string that reads as a number up to a numeric character the proxy has no value for (a
     /// digit Unicode added after version 14, or a fraction such as `½`, which it cannot tell
     /// apart): a newer Python may read it as a number.
@@ -50,7 +47,6 @@ impl BadId {
         match self {
             BadId::NotAnId => "is not a string or a number",
             BadId::Undecodable => "holds an escape that cannot be decoded (a lone surrogate)",
-            BadId::OutOfRange => "is a number beyond what a client can read",
             BadId::UnknownDigits => "holds digits the proxy cannot read as a number",
         }
     }
@@ -64,14 +60,7 @@ pub(crate) fn keys(id: &RawValue) -> Result<Vec<IdKey>, BadId> {
             let text: String = serde_json::from_str(json).map_err(|_| BadId::Undecodable)?;
             string_keys(text)
         }
-        Some(b'-' | b'0'..=b'9') => {
-            let keys = number_keys(json);
-            if keys.is_empty() {
-                Err(BadId::OutOfRange)
-            } else {
-                Ok(keys)
-            }
-        }
+        Some(b'-' | b'0'..=b'9') => Ok(number_keys(json)),
         _ => Err(BadId::NotAnId),
     }
 }
@@ -90,7 +79,7 @@ fn string_keys(text: String) -> Result<Vec<IdKey>, BadId> {
     }
     match js_number(&text) {
         JsNumber::Value(value) => push_new(&mut keys, float_key(value)),
-        JsNumber::NotFinite => {}
+        JsNumber::NaN => {}
         // A non-decimal literal too long for the proxy to round as JavaScript does: a number
         // no request it keeps can be told apart from.
         JsNumber::TooLong => return Err(BadId::UnknownDigits),
@@ -111,10 +100,9 @@ fn number_keys(json: &str) -> Vec<IdKey> {
         };
         keys.push(IdKey::Number(integer(negative, digits)));
     }
+    // A valid JSON number always parses, past a double's range as an infinity.
     if let Ok(value) = json.parse::<f64>() {
-        if value.is_finite() {
-            push_new(&mut keys, float_key(value));
-        }
+        push_new(&mut keys, float_key(value));
     }
     keys
 }
@@ -125,10 +113,13 @@ fn push_new(keys: &mut Vec<IdKey>, key: IdKey) {
     }
 }
 
-/// A finite double as a key: an integral one as its exact integer, any other by its shortest
-/// decimal form, which has a `.` and so never equals an integer's.
+/// A double (not NaN) as a key: an integral one as its exact integer, an infinity as `inf` or
+/// `-inf`, any other by its shortest decimal form, which has a `.` and so never equals an
+/// integer's.
 fn float_key(value: f64) -> IdKey {
-    if value.fract() == 0.0 {
+    if value.is_infinite() {
+        IdKey::Number(if value < 0.0 { "-inf" } else { "inf" }.to_owned())
+    } else if value.fract() == 0.0 {
         let exact = format!("{:.0}", value.abs());
         IdKey::Number(integer(value < 0.0, &exact))
     } else {
@@ -211,15 +202,18 @@ fn decimal_digit(ch: char) -> Option<u8> {
 }
 
 enum JsNumber {
+    /// A number, infinities included: JavaScript's `Map` takes `Infinity` as a key like any.
     Value(f64),
-    /// `NaN` or an infinity: no request's key.
-    NotFinite,
+    /// `NaN`. A `Map` would take every `NaN` for one key, but no client that keys its requests
+    /// by `Number(id)` sends an id that is not a number: its own ids are integers.
+    NaN,
     TooLong,
 }
 
 /// What JavaScript's `Number(text)` gives (ECMAScript's `StringToNumber`): surrounding white space
-/// and line terminators trimmed, the empty string 0, a `0x`/`0o`/`0b` integer, or a decimal
-/// literal with an optional sign, fraction and exponent; anything else `NaN`.
+/// and line terminators trimmed, the empty string 0, a `0x`/`0o`/`0b` integer, `Infinity` with
+/// an optional sign, or a decimal literal with an optional sign, fraction and exponent (an
+/// infinity past a double's range); anything else `NaN`.
 fn js_number(text: &str) -> JsNumber {
     let text = text.trim_matches(is_js_space);
     if text.is_empty() {
@@ -237,25 +231,36 @@ fn js_number(text: &str) -> JsNumber {
             return radix_integer(&text[2..], radix);
         }
     }
-    // Rust's grammar for a finite `f64` is ECMAScript's StrDecimalLiteral: an optional sign,
-    // digits with an optional `.` and fraction (either side may be empty, not both), an
-    // optional exponent. What else Rust reads (`inf`, `infinity`, `NaN` in any case) is not
-    // finite, as JavaScript's `Infinity` is not.
-    match text.parse::<f64>() {
-        Ok(value) if value.is_finite() => JsNumber::Value(value),
-        _ => JsNumber::NotFinite,
+    let unsigned = text.strip_prefix(['+', '-']).unwrap_or(text);
+    if unsigned == "Infinity" {
+        return JsNumber::Value(if text.starts_with('-') {
+            f64::NEG_INFINITY
+        } else {
+            f64::INFINITY
+        });
     }
+    // Rust's grammar for an `f64` is ECMAScript's StrDecimalLiteral — an optional sign, digits
+    // with an optional `.` and fraction (either side may be empty, not both), an optional
+    // exponent — but for the words Rust also reads in any case (`inf`, `infinity`, `NaN`),
+    // which JavaScript does not.
+    if unsigned
+        .bytes()
+        .any(|byte| byte.is_ascii_alphabetic() && !matches!(byte, b'e' | b'E'))
+    {
+        return JsNumber::NaN;
+    }
+    text.parse::<f64>().map_or(JsNumber::NaN, JsNumber::Value)
 }
 
 /// A `0x`, `0o` or `0b` literal's digits as JavaScript reads them.
 fn radix_integer(digits: &str, radix: u32) -> JsNumber {
     if digits.is_empty() {
-        return JsNumber::NotFinite;
+        return JsNumber::NaN;
     }
     let mut value: u64 = 0;
     for ch in digits.chars() {
         let Some(digit) = ch.to_digit(radix) else {
-            return JsNumber::NotFinite;
+            return JsNumber::NaN;
         };
         // Past 2⁶⁴ the proxy would have to round as JavaScript does; no client sends such ids.
         let Some(next) = value
@@ -345,13 +350,20 @@ mod tests {
         assert!(!one(r#""0x""#, "0") && !one(r#""1x5""#, "5") && !one(r#""0b""#, "0"));
         assert!(one("-3.0", "-3") && !one("-3.0", "3"));
         assert!(!one("1.5", "2") && !one(r#""1.5""#, "2") && !one("-1.5", "-2"));
-        // No client's own id is an infinity: ids that read as one are ids apart.
-        assert!(!one(r#""1e400""#, r#""1e500""#));
+        // JavaScript reads these as one infinity, and keys a `Map` by it like any number.
+        assert!(one(r#""Infinity""#, "1e400") && one(r#""1e500""#, r#"" +Infinity ""#));
+        assert!(one(r#""-Infinity""#, "-1e400") && !one(r#""-Infinity""#, "1e400"));
+        // But Rust's other words for numbers are not JavaScript's.
+        for word in [r#""inf""#, r#""infinity""#, r#""NaN""#, r#""nan""#] {
+            assert!(!one(word, "1e400") && !one(word, "0"), "{word}");
+        }
+        // Every NaN would be one key to a `Map`; no client keying by `Number` sends one.
+        assert!(!one(r#""NaN""#, r#""nan""#) && !one(r#""abc""#, r#""def""#));
         assert!(one(r#"" ""#, "0"));
         assert!(one(r#"".5""#, r#""0.5""#));
         // Past 2⁵³ doubles round: JavaScript cannot tell these two apart.
         assert!(one("9007199254740993", "9007199254740992"));
-        for spelling in [r#""Infinity""#, r#""0x""#, r#""1e""#, r#"".""#, r#""1 0""#] {
+        for spelling in [r#""0x""#, r#""1e""#, r#"".""#, r#""1 0""#] {
             assert!(!one(spelling, "1") && !one(spelling, "10"), "{spelling}");
         }
         // A sign is not allowed before a hex literal.
@@ -378,8 +390,6 @@ mod tests {
             assert_eq!(keys_of(json), Err(BadId::NotAnId), "{json}");
         }
         assert_eq!(keys_of(r#""\ud800""#), Err(BadId::Undecodable));
-        assert_eq!(keys_of("1e400"), Err(BadId::OutOfRange));
-        assert_eq!(keys_of("-1.5e999"), Err(BadId::OutOfRange));
         // Nag Mundari digit one (Unicode 15): a newer Python reads it as 1.
         assert_eq!(keys_of("\"\u{1e4f1}\""), Err(BadId::UnknownDigits));
         assert_eq!(
