@@ -177,8 +177,8 @@ pub mod __fuzz {
 
     use std::io::BufReader;
 
-    use crate::proxy::{Side, next_outcome};
-    use crate::session::{Forward, Session};
+    use crate::proxy::next_outcome;
+    use crate::session::{Forward, Session, Side};
 
     /// One proxied connection, fed bytes as they would arrive on each side's pipe.
     #[derive(Debug)]

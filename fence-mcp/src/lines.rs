@@ -150,7 +150,7 @@ mod tests {
         let input = format!("{big}\n{{\"id\":8}}\n{big}");
         let out = lines(input.as_bytes(), 20);
         assert_eq!(out.len(), 3, "{out:?}");
-        let skimmed = r#"Some("Skimmed { ids: [RawValue(7)], methods: [], answers: 1 }")"#;
+        let skimmed = r#"Some("Skimmed { ids: [RawValue(7)], methods: [] }")"#;
         assert_eq!(format!("{:?}", out[0].as_ref().unwrap_err().0), skimmed);
         assert_eq!(out[0].as_ref().unwrap_err().1, big.len() as u64);
         assert_eq!(out[1], Ok("{\"id\":8}".into()));

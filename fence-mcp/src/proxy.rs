@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use crate::lines::{Line, read_line, skim};
 use crate::options::{Options, StructuredContent};
 use crate::reaper::{Reaper, Swept};
-use crate::session::{Forward, Outcome, Session};
+use crate::session::{Forward, Outcome, Session, Side};
 
 /// Why the main thread woke up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -240,13 +240,6 @@ pub(crate) fn serve(
     exit_code(first, &ended, session.unanswered())
 }
 
-/// The side a relay reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Side {
-    Client,
-    Upstream,
-}
-
 /// Relays one direction until its input ends: each line `input` gives is read by the session
 /// as coming from `from`, goes on to `onward`, and any reply goes `back`. The first time
 /// `onward` no longer reads, the main thread is told that side is gone.
@@ -295,12 +288,7 @@ pub(crate) fn next_outcome(
             }),
             Ok(Line::Oversized) => {
                 let (skimmed, size) = skim(reader, line).ok()?;
-                Some(match from {
-                    Side::Client => session.oversized_from_client(skimmed.as_ref(), size, limit),
-                    Side::Upstream => {
-                        session.oversized_from_upstream(skimmed.as_ref(), size, limit)
-                    }
-                })
+                Some(session.oversized(from, skimmed.as_ref(), size, limit))
             }
             Ok(Line::End) | Err(_) => None,
         };

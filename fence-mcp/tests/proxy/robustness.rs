@@ -122,7 +122,7 @@ fn oversized_messages_are_refused_with_an_error_and_the_session_goes_on() {
     // A notification too big: reported, and the call's own answer still arrives.
     proxy.call(2, "notify_big", &json!({ "bytes": 200_000 }));
     assert_eq!(proxy.tool_text(2).1, "notified");
-    proxy.stderr_until("dropped a notification notifications/message, which is ");
+    proxy.stderr_until("dropped a notification notifications/message from the upstream, which is ");
     // A request too big from the client.
     let text = "x".repeat(150_000);
     proxy.call(3, "echo", &json!({ "text": text }));

@@ -1,0 +1,166 @@
+//! An answer, fenced as its request asked; and a task's status, fenced as the call that started
+//! the task.
+
+use fence_runtime::Source;
+use serde_json::value::RawValue;
+
+use super::asked::{Asked, Pending};
+use super::{Forward, Outcome, Session};
+use crate::fencing::{self, CallResult, Fencing, Malformed};
+use crate::json::{self, Members, elements};
+use crate::said::shown;
+
+impl Session {
+    /// The upstream's answer (`json`, read as `members`, with the id `id`) to `pending`:
+    /// fenced as the request asked, every error neutralised, and its id the request's own.
+    pub(super) fn answer(
+        &self,
+        json: &str,
+        members: &Members<'_>,
+        id: &RawValue,
+        pending: &Pending,
+    ) -> Outcome {
+        let respelled = id.get() != pending.id.get();
+        let mut fencing = self.fencing();
+        let mut out = Vec::with_capacity(json.len() + 256);
+        let written = members.write_each(&mut out, |name, value, out| match name {
+            "id" if respelled => {
+                out.extend_from_slice(pending.id.get().as_bytes());
+                Ok(true)
+            }
+            "result" => self.fence_result(&pending.asked, value, &mut fencing, out),
+            "error" => fencing::error_object(value, "error", out),
+            _ => Ok(json::keep(value, out)),
+        });
+        if respelled {
+            fencing.notes.push(format!(
+                "the answer to {} came with the id {}, which clients read as the request's {}; \
+                 forwarded with the request's own id",
+                pending.describe(),
+                shown(id.get()),
+                shown(pending.id.get()),
+            ));
+        }
+        let mut outcome = Outcome::new(Forward::AsIs);
+        let mut state = self.state();
+        for note in fencing.notes {
+            if state.noted.insert(note.clone()) {
+                outcome.notes.push(note);
+            }
+        }
+        let name = shown(&state.name);
+        drop(state);
+        match written {
+            Err(Malformed(problem)) => {
+                let what = format!(
+                    "withheld the answer of {name} to {}, which cannot be fenced: {problem}",
+                    pending.describe()
+                );
+                outcome.withhold(pending, what);
+            }
+            Ok(true) => outcome.forward = Forward::Rewritten(out),
+            Ok(false) => {}
+        }
+        outcome
+    }
+
+    fn fence_result(
+        &self,
+        asked: &Asked,
+        result: &RawValue,
+        fencing: &mut Fencing,
+        out: &mut Vec<u8>,
+    ) -> fencing::Written {
+        match asked {
+            Asked::CallTool(tool) => {
+                let result = CallResult::read(result)?;
+                let written =
+                    fencing::call_tool_result(&result, &Source::tool(tool), fencing, out)?;
+                // Only a handle the client will see names a task.
+                if let Some(task) = result.task() {
+                    self.state().tasks.insert(task, tool.clone());
+                }
+                Ok(written)
+            }
+            Asked::TaskResult(task) => {
+                let source = self.task_source(task.as_deref());
+                fencing::call_tool_result(&CallResult::read(result)?, &source, fencing, out)
+            }
+            Asked::TaskGet(task) | Asked::TaskCancel(task) => {
+                let task = fencing::task_id(result).or_else(|| task.clone());
+                let source = self.task_source(task.as_deref());
+                fencing::task_state(result, "result", &source, fencing, out)
+            }
+            Asked::TaskList => {
+                let members = Members::read(result)
+                    .map_err(|why| Malformed(format!("the result {}", why.problem())))?
+                    .ok_or_else(|| Malformed("the result is not an object".into()))?;
+                members.write_each(out, |name, value, out| {
+                    if name != "tasks" {
+                        return Ok(json::keep(value, out));
+                    }
+                    let tasks =
+                        elements(value).ok_or_else(|| Malformed::at("tasks", "is not an array"))?;
+                    json::write_elements(out, &tasks, |index, task, out| {
+                        let source = self.task_source(fencing::task_id(task).as_deref());
+                        fencing::task_state(task, &format!("tasks[{index}]"), &source, fencing, out)
+                    })
+                })
+            }
+            Asked::ReadResource(uri) => fencing::read_resource_result(result, uri.as_deref(), out),
+            Asked::ListTools if fencing.remove_structured => {
+                fencing::without_output_schemas(result, out)
+            }
+            Asked::Initialize => {
+                let mut state = self.state();
+                if !state.named {
+                    let server = Members::of(result)
+                        .and_then(|result| Members::of(result.one("serverInfo").ok()??))
+                        .and_then(|info| info.string("name"));
+                    if let Some(server) = server.filter(|name| !name.trim().is_empty()) {
+                        state.name = server.into_owned();
+                    }
+                }
+                Ok(json::keep(result, out))
+            }
+            Asked::ListTools | Asked::Other => Ok(json::keep(result, out)),
+        }
+    }
+
+    /// The source a task's result is fenced under: `tool:<the tool that started it>`, or
+    /// `mcp:<the upstream's name>` for a task this proxy did not see start.
+    fn task_source(&self, task: Option<&str>) -> Source {
+        let state = self.state();
+        match task.and_then(|task| state.tasks.get(task)) {
+            Some(tool) => Source::tool(tool),
+            None => Source::custom("mcp", &state.name)
+                .unwrap_or_else(|_| unreachable!("`mcp` is not a reserved kind")),
+        }
+    }
+
+    pub(super) fn task_notification(&self, json: &str, members: &Members<'_>) -> Outcome {
+        let mut rules = self.fencing();
+        let mut out = Vec::with_capacity(json.len() + 256);
+        let written = members.write_each(&mut out, |name, value, out| {
+            if name == "params" {
+                let source = self.task_source(fencing::task_id(value).as_deref());
+                fencing::task_state(value, "params", &source, &mut rules, out)
+            } else {
+                Ok(json::keep(value, out))
+            }
+        });
+        let mut outcome = Outcome::new(Forward::AsIs);
+        outcome.notes = rules.notes;
+        match written {
+            Err(Malformed(problem)) => {
+                outcome.forward = Forward::Nothing;
+                outcome.notes.push(format!(
+                    "dropped a task status notification that cannot be fenced: {problem}"
+                ));
+            }
+            Ok(true) => outcome.forward = Forward::Rewritten(out),
+            Ok(false) => {}
+        }
+        outcome
+    }
+}

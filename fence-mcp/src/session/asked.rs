@@ -1,0 +1,76 @@
+//! What a client's request asked: all the proxy keeps of it, and what decides how its answer is
+//! fenced.
+
+use std::borrow::Cow;
+
+use serde_json::value::RawValue;
+
+use crate::json::{self, Members};
+use crate::said::shown;
+
+/// What a client's request asked, as far as fencing its answer goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Asked {
+    Initialize,
+    /// `tools/call` of this tool.
+    CallTool(String),
+    /// `tasks/result` of this task (the 2025-11-25 protocol's tasks).
+    TaskResult(Option<String>),
+    /// `tasks/get` of this task.
+    TaskGet(Option<String>),
+    /// `tasks/cancel` of this task, answered with its state.
+    TaskCancel(Option<String>),
+    TaskList,
+    /// `tools/list`, whose tools lose their `outputSchema` when `structuredContent` is removed.
+    ListTools,
+    /// `resources/read` of this URI.
+    ReadResource(Option<String>),
+    Other,
+}
+
+#[derive(Debug)]
+pub(super) struct Pending {
+    pub(super) method: String,
+    pub(super) asked: Asked,
+    pub(super) id: Box<RawValue>,
+    pub(super) cancelled: bool,
+}
+
+impl Pending {
+    /// How the proxy names the request in messages: "tools/call `fetch`", the tool's name as
+    /// [`shown`] repeats it.
+    pub(super) fn describe(&self) -> String {
+        match &self.asked {
+            Asked::CallTool(tool) => format!("tools/call `{}`", shown(tool)),
+            _ => shown(&self.method),
+        }
+    }
+}
+
+/// What a request asks, from its method and params; why it cannot be proxied when a member
+/// the proxy must read cannot be read.
+pub(super) fn asked(method: &str, params: Option<&RawValue>) -> Result<Asked, String> {
+    let params = params.and_then(Members::of);
+    let param = |key: &str| -> Result<Option<String>, String> {
+        let Some(value) = params
+            .as_ref()
+            .and_then(|params| params.one(key).ok().flatten())
+        else {
+            return Ok(None);
+        };
+        json::text(value)
+            .map(|text| text.map(Cow::into_owned))
+            .map_err(|why| format!("`params.{key}` {}", why.problem()))
+    };
+    Ok(match method {
+        "initialize" => Asked::Initialize,
+        "tools/call" => Asked::CallTool(param("name")?.unwrap_or_default()),
+        "tasks/result" => Asked::TaskResult(param("taskId")?),
+        "tasks/get" => Asked::TaskGet(param("taskId")?),
+        "tasks/cancel" => Asked::TaskCancel(param("taskId")?),
+        "tasks/list" => Asked::TaskList,
+        "tools/list" => Asked::ListTools,
+        "resources/read" => Asked::ReadResource(param("uri")?),
+        _ => Asked::Other,
+    })
+}
