@@ -641,9 +641,20 @@ fn the_table_names_every_scenario_of_the_server() {
         .output()
         .expect("the server runs");
     let listed = String::from_utf8(output.stdout).expect("UTF-8");
-    let listed: Vec<&str> = listed.lines().collect();
-    assert_eq!(listed, ALL_SCENARIOS);
+    let mut listed: Vec<&str> = listed.lines().collect();
+    let mut named: Vec<&str> = ALL_SCENARIOS
+        .iter()
+        .chain(OTHER_SCENARIOS)
+        .copied()
+        .collect();
+    listed.sort_unstable();
+    named.sort_unstable();
+    assert_eq!(listed, named);
 }
+
+/// The server's scenarios that are not in the table: those of
+/// `structured_content_removed_with_the_output_schema_leaves_the_python_sdk_the_fenced_text`.
+const OTHER_SCENARIOS: &[&str] = &["structured", "structured-missing"];
 
 /// The oracle accepts a fenced text and refuses each way a report can carry a live marker.
 #[test]
