@@ -418,6 +418,11 @@ fn consistent(kind: &FindingKind, text: &str, label: Option<&Label>) {
             assert!(!reference::markers(text.as_bytes()).is_empty());
             assert_eq!(markers.as_deref(), block.ok().map(|block| block.source()));
         }
+        FindingKind::LiveMarkerOutsideBlock { error } => {
+            assert!(!reference::markers(text.as_bytes()).is_empty());
+            assert_eq!(block.err(), Some(*error));
+            assert!(label.is_none_or(|label| label.source().is_none()));
+        }
         FindingKind::OutputBytesMismatch {
             output_bytes,
             actual,

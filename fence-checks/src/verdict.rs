@@ -26,7 +26,10 @@ pub(crate) enum Expect {
     /// A task: fenced (one block, as a tool result but under any source) or trusted (no live
     /// marker).
     Task,
-    /// A failed call, or a unit of no kind: either way.
+    /// A failed call with no evidence that it ran, or a record line of a role the verifier does
+    /// not know: one block (as a tool result, under any source) or no live marker.
+    BlockOrPlain,
+    /// A unit of no kind (the operator's `system` and `developer` lines): either way.
     Anything,
 }
 
@@ -76,7 +79,7 @@ impl Rules {
         }) {
             Expect::Exempt
         } else {
-            Expect::Anything
+            Expect::BlockOrPlain
         }
     }
 
@@ -122,7 +125,8 @@ impl Rules {
             "tool" | "function" => self.call(self.line_call(message), message.is_error),
             "assistant" => Expect::Exempt,
             "user" => Expect::Task,
-            _ => Expect::Anything,
+            "system" | "developer" => Expect::Anything,
+            _ => Expect::BlockOrPlain,
         })
     }
 
@@ -185,7 +189,7 @@ pub(crate) fn assert_safe(text: &str, expect: &Expect, what: &dyn Fn() -> String
             "{} verifies clean, but carries live markers at {markers:?}: {text:?}",
             what()
         ),
-        Expect::Task => assert!(
+        Expect::Task | Expect::BlockOrPlain => assert!(
             markers.is_empty() || one_block(),
             "{} verifies clean, but its markers make no block: {text:?}",
             what()

@@ -252,8 +252,9 @@ fn check_live_markers(unit: &Unit<'_>, markers: &Markers<'_>, out: &mut Vec<Find
     }
 }
 
-/// Content that is never fenced carrying a fence or any live marker, or a tool result that is
-/// not a valid block.
+/// Content that is never fenced carrying a fence or any live marker; content that may be
+/// fenced or not carrying live markers that make no block; or a tool result that is not a
+/// valid block.
 fn check_fence_expected(unit: &Unit<'_>, markers: &Markers<'_>, out: &mut Vec<FindingKind>) {
     match (unit.kind.exemption(), unit.kind) {
         (Some(exemption), _) if *markers != Markers::Plain => {
@@ -272,6 +273,16 @@ fn check_fence_expected(unit: &Unit<'_>, markers: &Markers<'_>, out: &mut Vec<Fi
                 exemption: Exemption::TrustedTask,
                 markers: None,
             });
+        }
+        // A failed call, or a line of an unknown role, may be fenced or not: one valid block,
+        // or no live marker. Live markers that make no block are neither, unless a label
+        // already says the content was meant to be fenced.
+        (None, ResultKind::FailedCall | ResultKind::UnknownRole)
+            if unit.label.source().is_none() =>
+        {
+            if let Markers::Malformed(error) = markers {
+                out.push(FindingKind::LiveMarkerOutsideBlock { error: *error });
+            }
         }
         (None, ResultKind::ToolResult) => {
             if let Some(error) = markers.error() {

@@ -32,15 +32,20 @@ pub enum ResultKind {
     /// reached a tool, and is never fenced.
     DispatchFailure,
     /// A failed call with no evidence that it ran: a tool that failed (fenced) or a refusal or
-    /// dispatch failure (unfenced). Either is accepted.
+    /// dispatch failure (unfenced). Either is accepted, and nothing else: exactly one valid
+    /// block, or text with no live marker.
     FailedCall,
     /// The model's own text (an `assistant` line): never fenced.
     ModelText,
     /// A task payload (a `user` line): one valid block when untrusted, the trusted-task
     /// exemption (plain text) when trusted; anything between the two is a finding.
     Task,
-    /// Not checked for a fence: a `system` or `developer` line, or a role the verifier does not
-    /// know.
+    /// A line of a role the verifier does not know (`ipython`, `Tool`, …): it may be a tool's
+    /// result or anyone's text, so it is checked as a [`FailedCall`](Self::FailedCall) is:
+    /// exactly one valid block, or text with no live marker.
+    UnknownRole,
+    /// Not checked for a fence: a `system` or `developer` line, the operator's own
+    /// instructions.
     NotAResult,
 }
 
@@ -65,6 +70,7 @@ impl ResultKind {
             ResultKind::ToolResult
             | ResultKind::FailedCall
             | ResultKind::Task
+            | ResultKind::UnknownRole
             | ResultKind::NotAResult => None,
         }
     }
@@ -318,7 +324,8 @@ impl VerifyContext {
     /// line answering a call to a declared skill is a skill result; one whose `is_error` is not
     /// `true` is a tool result; a failed call to an undeclared name is a dispatch failure; any
     /// other failed call is a [`ResultKind::FailedCall`]. An `assistant` line is the model's own
-    /// text, a `user` line a task; any other role is not checked. The call's name comes from the
+    /// text, a `user` line a task, a `system` or `developer` line the operator's own text (not
+    /// checked); any other role is [`ResultKind::UnknownRole`]. The call's name comes from the
     /// context (see [`with_call`](Self::with_call)), else from the line's `name`.
     ///
     /// ```
@@ -335,7 +342,8 @@ impl VerifyContext {
             "tool" | "function" => self.call_result(self.line_call(message), message.is_error),
             "assistant" => ResultKind::ModelText,
             "user" => ResultKind::Task,
-            _ => ResultKind::NotAResult,
+            "system" | "developer" => ResultKind::NotAResult,
+            _ => ResultKind::UnknownRole,
         }
     }
 

@@ -252,6 +252,14 @@ pub enum FindingKind {
         /// The source of the block, when the content is a valid one.
         markers: Option<String>,
     },
+    /// Content that may be fenced or not — a failed call with no evidence that it ran, a record
+    /// line of a role the verifier does not know — that is neither: it carries live markers
+    /// but is not exactly one valid block (a forged marker in unfenced text, a valid block with
+    /// text after it, …). Such content is one block, or text with no live marker at all.
+    LiveMarkerOutsideBlock {
+        /// Why the content is not a block.
+        error: ParseError,
+    },
     /// A frame whose `tool_call_id` and `duration_ms` are both `null`, as on a hook artifact,
     /// but whose `exit_code` is not `null` or whose `is_error` is not `false`: it is not a hook
     /// artifact, and is checked as a call.
@@ -281,8 +289,9 @@ pub enum FindingKind {
         source: String,
     },
     /// A record line whose `role` is none of `user`, `assistant`, `tool`, `function`, `system`
-    /// and `developer`: its text is not checked (its tool result parts are). Reported, but not
-    /// an error.
+    /// and `developer`. Its text is checked as content that may be fenced or not (one valid
+    /// block, or no live marker: see [`LiveMarkerOutsideBlock`](Self::LiveMarkerOutsideBlock)),
+    /// and its tool result parts as ever. Reported, but not an error.
     UnknownRole {
         /// The role as written.
         role: String,
@@ -327,6 +336,7 @@ impl FindingKind {
             FindingKind::UnfencedToolResult { .. } => "unfenced-tool-result",
             FindingKind::ToolSourceMismatch { .. } => "tool-source-mismatch",
             FindingKind::FenceOnExempt { .. } => "fence-on-exempt",
+            FindingKind::LiveMarkerOutsideBlock { .. } => "live-marker-outside-block",
             FindingKind::NotAHookArtifact { .. } => "not-a-hook-artifact",
             FindingKind::UnknownStatus { .. } => "unknown-status",
             FindingKind::OutputBytesMismatch { .. } => "output-bytes-mismatch",
@@ -385,6 +395,10 @@ impl fmt::Display for FindingKind {
                     "{exemption} content, never fenced, carries a live marker"
                 ),
             },
+            FindingKind::LiveMarkerOutsideBlock { error } => write!(
+                f,
+                "carries live markers but is not one valid block ({error}); content that may be fenced or not is one block or has no live marker"
+            ),
             FindingKind::NotAHookArtifact {
                 exit_code,
                 is_error,
@@ -421,7 +435,7 @@ impl fmt::Display for FindingKind {
             ),
             FindingKind::UnknownRole { role } => write!(
                 f,
-                "role `{role}` is none of `user`, `assistant`, `tool`, `function`, `system`, `developer`: its text is not checked"
+                "role `{role}` is none of `user`, `assistant`, `tool`, `function`, `system`, `developer`: its text is checked as one valid block or text with no live marker"
             ),
         }
     }

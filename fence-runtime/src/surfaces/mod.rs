@@ -116,8 +116,17 @@
 //!   the line is labelled, in which case [`LabelOnInvalidBlock`](FindingKind::LabelOnInvalidBlock)
 //!   already says it.
 //!
-//! `system` and `developer` lines are not checked: they are the runtime's own instructions,
-//! which may explain the fence and so name its markers.
+//! Content that may be fenced or not — a failed call with no evidence that it ran, a line of a
+//! role the verifier does not know (`ipython`, `Tool`) — is held to the same rule: it is one
+//! valid block (whose only live markers are its own opener and final closer) or text with no
+//! live marker at all; anything between the two is
+//! [`LiveMarkerOutsideBlock`](FindingKind::LiveMarkerOutsideBlock), unless a label already
+//! says it was meant to be fenced ([`LabelOnInvalidBlock`](FindingKind::LabelOnInvalidBlock)).
+//! So no unit the model reads carries a live marker except its own fence's.
+//!
+//! `system` and `developer` lines are not checked: they are the operator's own instructions
+//! (the runtime's, never a tool's or a peer's), which may explain the fence and so name its
+//! markers.
 //!
 //! ## Absent labels
 //!
@@ -146,16 +155,18 @@
 //! | frame | `exit_code` non-null (a subprocess ran), or `is_error` not `true` | tool result |
 //! | record | `role` `assistant` | model text |
 //! | record | `role` `user` | task |
-//! | record | `role` `system`, `developer`, or one the verifier does not know | not checked |
+//! | record | `role` `system` or `developer` | not checked |
+//! | record | a `role` the verifier does not know | unknown role: one block or no live marker |
 //! | record | a `tool` (or `function`) line, or a tool result part, whose call went to a declared skill | skill result |
 //! | record | such a line or part whose `is_error` is not `true` | tool result |
 //! | trace | `skill_call`, or a `tool_call` whose `tool_name` is a declared skill | skill result |
 //! | trace | `tool_call` whose `status` is not `"error"` (`"ok"`, or one the verifier does not know) | tool result |
 //! | any | failed, and the name is neither a declared tool nor skill (tools declared) | dispatch failure |
-//! | any | failed, otherwise | failed call: fenced or not, both accepted |
+//! | any | failed, otherwise | failed call: one block or no live marker |
 //!
 //! A failed call with no other evidence may be a tool that ran and failed (fenced) or a refusal
-//! or dispatch failure (unfenced), so it is not checked for a fence either way. Undeclared
+//! or dispatch failure (unfenced), so either is accepted — but only either: exactly one valid
+//! block, or text with no live marker. Undeclared
 //! names decide a dispatch failure only for *failed* calls: a successful call to a tool the
 //! context does not list (such as the runtime's own peer-handoff tools) is still a tool result.
 //! A record line learns its call's name from the context ([`VerifyContext::with_call`],
@@ -199,7 +210,9 @@
 //! 3. the content itself: a live marker inside a block
 //!    ([`LiveMarkerInBlock`](FindingKind::LiveMarkerInBlock)); never-fenced content holding a
 //!    fence or any live marker ([`FenceOnExempt`](FindingKind::FenceOnExempt)) or a tool result
-//!    that is not a valid block ([`UnfencedToolResult`](FindingKind::UnfencedToolResult)); a
+//!    that is not a valid block ([`UnfencedToolResult`](FindingKind::UnfencedToolResult));
+//!    content that may be fenced or not whose live markers make no block
+//!    ([`LiveMarkerOutsideBlock`](FindingKind::LiveMarkerOutsideBlock)); a
 //!    tool's result fenced under another source
 //!    ([`ToolSourceMismatch`](FindingKind::ToolSourceMismatch)); a source that is neither
 //!    `tool:` nor `task:<known origin>` ([`UnknownSourceKind`](FindingKind::UnknownSourceKind),
