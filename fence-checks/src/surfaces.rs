@@ -418,6 +418,9 @@ fn consistent(kind: &FindingKind, text: &str, label: Option<&Label>) {
             assert!(!reference::markers(text.as_bytes()).is_empty());
             assert_eq!(markers.as_deref(), block.ok().map(|block| block.source()));
         }
+        FindingKind::TruncationDenied => {
+            assert!(block.is_ok_and(|block| block.is_truncated()));
+        }
         FindingKind::LiveMarkerOutsideBlock { error } => {
             assert!(!reference::markers(text.as_bytes()).is_empty());
             assert_eq!(block.err(), Some(*error));

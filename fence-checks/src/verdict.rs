@@ -212,6 +212,16 @@ pub(crate) fn clean_frames_are_safe(stream: &StreamReport, findings: &[Finding],
             let artifact = &item.value.frame.artifact;
             let what = || format!("the frame at line {}", item.line);
             assert_safe(&artifact.content, &rules.frame(artifact), &what);
+            let cut_short = reference::parse(&artifact.content).is_ok_and(|(_, content)| {
+                content
+                    .strip_suffix(fence_runtime::TRUNCATION_NOTICE)
+                    .is_some_and(|before| before.ends_with('\n'))
+            });
+            assert!(
+                !(cut_short && artifact.truncated == Some(false)),
+                "{} verifies clean, but says `truncated: false` of a block cut short",
+                what()
+            );
         }
     }
 }

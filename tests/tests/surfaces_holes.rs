@@ -175,3 +175,52 @@ fn system_and_developer_lines_stay_the_operators_own_text() {
         assert_eq!(verify_record(&record, &VerifyContext::new()), []);
     }
 }
+
+fn cut_short() -> String {
+    let mut buffer = fence_runtime::FenceBuffer::new(&Source::tool("bash"));
+    buffer.push_str("{\"balance\": 10");
+    buffer.into_truncated_block().as_str().to_owned()
+}
+
+fn truncated_frame(content: &str, truncated: &str) -> String {
+    format!(
+        r#"{{"id":"t","artifact":{{"tool_name":"bash","content":{},"fence_source":"tool:bash","tool_call_id":"c1","is_error":false,"duration_ms":5,"exit_code":0{truncated}}}}}"#,
+        json(content)
+    )
+}
+
+#[test]
+fn a_frame_whose_block_was_cut_short_but_says_truncated_false_is_a_finding() {
+    let content = cut_short();
+    assert!(content.contains(fence_runtime::TRUNCATION_NOTICE));
+    let denied = read_frame(&truncated_frame(&content, r#","truncated":false"#)).unwrap();
+    let findings = verify_frame(&denied, &VerifyContext::new());
+    assert_eq!(names(&findings), ["truncation-denied"]);
+    assert!(findings[0].is_error());
+    let stream = read_sse(
+        format!(
+            "event: artifact\nid: 4\ndata: {}\n\n",
+            truncated_frame(&content, r#","truncated":false"#)
+        )
+        .as_bytes(),
+    );
+    let findings = verify_stream(&stream, &VerifyContext::new());
+    assert_eq!(names(&findings), ["truncation-denied"]);
+    assert_eq!(
+        (
+            findings[0].location.line,
+            findings[0].location.frame_id.as_deref()
+        ),
+        (3, Some("4"))
+    );
+    // Saying so, or saying nothing (an older runtime), is not a finding; nor is a whole block
+    // flagged false.
+    for (content, flag) in [
+        (content.clone(), r#","truncated":true"#),
+        (content.clone(), ""),
+        (block("tool:bash", "whole"), r#","truncated":false"#),
+    ] {
+        let frame = read_frame(&truncated_frame(&content, flag)).unwrap();
+        assert_eq!(verify_frame(&frame, &VerifyContext::new()), [], "{flag}");
+    }
+}

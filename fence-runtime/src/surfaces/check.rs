@@ -18,8 +18,8 @@ use crate::marker::{self, Marker};
 use crate::parse::ParseError;
 use crate::source::{Source, SourceKind};
 
-/// Checks an artifact frame: whether it is the hook artifact it looks like (1), then its
-/// content (2 and 3).
+/// Checks an artifact frame: whether it is the hook artifact it looks like (1), its content (2
+/// and 3), then whether its `truncated` flag denies what its block says (4).
 pub(super) fn check_frame(
     artifact: &ParsedArtifact,
     surface_labels: bool,
@@ -43,6 +43,11 @@ pub(super) fn check_frame(
         },
         out,
     );
+    if artifact.truncated == Some(false)
+        && crate::parse::parse(&artifact.content).is_ok_and(|block| block.is_truncated())
+    {
+        out.push(FindingKind::TruncationDenied);
+    }
 }
 
 /// Checks a record line: its role (1), its own text (2 and 3) unless the line carries only tool

@@ -275,6 +275,11 @@ pub enum FindingKind {
         /// The status as written.
         status: String,
     },
+    /// An artifact frame says `truncated: false`, but its content is a block that ends with
+    /// the [`TRUNCATION_NOTICE`](crate::TRUNCATION_NOTICE) on a line of its own: the fence was
+    /// closed as cut short, and the flag denies it. (A frame with no `truncated` key says
+    /// nothing, and is not reported.)
+    TruncationDenied,
     /// A trace event's `output_bytes` differs from the byte length of its `output`.
     OutputBytesMismatch {
         /// What the event says.
@@ -339,6 +344,7 @@ impl FindingKind {
             FindingKind::LiveMarkerOutsideBlock { .. } => "live-marker-outside-block",
             FindingKind::NotAHookArtifact { .. } => "not-a-hook-artifact",
             FindingKind::UnknownStatus { .. } => "unknown-status",
+            FindingKind::TruncationDenied => "truncation-denied",
             FindingKind::OutputBytesMismatch { .. } => "output-bytes-mismatch",
             FindingKind::UnknownSourceKind { .. } => "unknown-source-kind",
             FindingKind::UnknownRole { .. } => "unknown-role",
@@ -421,6 +427,9 @@ impl fmt::Display for FindingKind {
             FindingKind::UnknownStatus { status } => write!(
                 f,
                 "`status` `{status}` is neither `ok` nor `error`: checked as a tool result"
+            ),
+            FindingKind::TruncationDenied => f.write_str(
+                "`truncated` is false, but the block ends with the truncation notice: its content was cut short",
             ),
             FindingKind::OutputBytesMismatch {
                 output_bytes,

@@ -217,8 +217,10 @@
 //!    ([`ToolSourceMismatch`](FindingKind::ToolSourceMismatch)); a source that is neither
 //!    `tool:` nor `task:<known origin>` ([`UnknownSourceKind`](FindingKind::UnknownSourceKind),
 //!    not an error);
-//! 4. after the content: `output_bytes` that differs from the byte length of `output`
-//!    ([`OutputBytesMismatch`](FindingKind::OutputBytesMismatch));
+//! 4. after the content: a frame whose block ends with the
+//!    [`TRUNCATION_NOTICE`](crate::TRUNCATION_NOTICE) but which says `truncated: false`
+//!    ([`TruncationDenied`](FindingKind::TruncationDenied)); `output_bytes` that differs from
+//!    the byte length of `output` ([`OutputBytesMismatch`](FindingKind::OutputBytesMismatch));
 //! 5. on a record line, then each part in order: a tool result part's findings, as 2 to 3,
 //!    and any part that cannot be read ([`UnreadablePart`](FindingKind::UnreadablePart)), also
 //!    inside a tool result's content.
