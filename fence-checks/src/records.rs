@@ -421,7 +421,7 @@ pub fn check(data: &[u8]) {
         };
         for (id, name) in &own.calls {
             context = context.with_call(id.clone(), name.clone());
-            rules.calls.insert(id.clone(), name.clone());
+            rules.bind(id, name);
         }
         rules.learn_from_record(&report);
         let findings = record_findings(&report, &context, &rules);

@@ -180,11 +180,18 @@ fn stream_findings(
         assert_eq!(finding.location.frame_id, item.value.id);
         assert_eq!(finding.location.part, None);
         let artifact = &item.value.frame.artifact;
-        consistent(
-            &finding.kind,
-            &artifact.content,
-            Some(&artifact.fence_source),
-        );
+        match &finding.kind {
+            FindingKind::CallIdReused { id, name, other } => {
+                assert_eq!(artifact.tool_call_id.value(), Some(id));
+                assert_eq!(artifact.tool_name.as_ref(), Some(name));
+                assert_ne!(name, other);
+            }
+            FindingKind::SkillCalledAsTool { name } => {
+                assert_eq!(artifact.tool_name.as_ref(), Some(name));
+                assert!(artifact.exit_code.is_some());
+            }
+            kind => consistent(kind, &artifact.content, Some(&artifact.fence_source)),
+        }
     }
     let labelled = stream
         .items
@@ -230,6 +237,18 @@ pub(crate) fn record_findings(
             continue;
         }
         let line = &at_line(&record.items, finding, Surface::Record).value;
+        if let FindingKind::CallIdReused { id, name, other } = &finding.kind {
+            assert_eq!(finding.location.part, None);
+            assert_ne!(name, other);
+            let own = (line.tool_call_id.as_deref(), line.name.as_deref());
+            assert!(
+                line.calls()
+                    .any(|call| call == (id.as_str(), name.as_str()))
+                    || own == (Some(id.as_str()), Some(name.as_str())),
+                "{finding:?} names no call of its line"
+            );
+            continue;
+        }
         match finding.location.part {
             None => consistent(&finding.kind, &line.text(), Some(&line.fence)),
             Some(index) => {
@@ -278,6 +297,11 @@ fn trace_findings(trace: &TraceReport, context: &VerifyContext, rules: &Rules) {
             ParsedEvent::SkillCall(call) => (call.output.as_deref(), call.status.as_deref()),
             _ => (None, None),
         };
+        if let FindingKind::SkillCalledAsTool { name } = &finding.kind {
+            let item = &at_line(&trace.items, finding, Surface::Trace).value;
+            assert!(matches!(item, ParsedEvent::ToolCall(call) if &call.tool_name == name));
+            continue;
+        }
         if let FindingKind::UnknownStatus { status: said } = &finding.kind {
             assert_eq!(status, Some(said.as_str()));
             assert!(!matches!(said.as_str(), "ok" | "error"));

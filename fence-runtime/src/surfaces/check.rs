@@ -33,6 +33,14 @@ pub(super) fn check_frame(
             is_error: artifact.is_error,
         });
     }
+    if let Some(name) = &artifact.tool_name {
+        if let Some(id) = artifact.tool_call_id.value() {
+            check_call(id, name, context, out);
+        }
+        if artifact.exit_code.is_some() && context.is_skill(name) {
+            out.push(FindingKind::SkillCalledAsTool { name: name.clone() });
+        }
+    }
     check_content(
         &Unit {
             text: &artifact.content,
@@ -63,6 +71,19 @@ pub(super) fn check_message(
         findings.push(FindingKind::UnknownRole {
             role: message.role.clone(),
         });
+    }
+    // The calls the line names, and the call a `tool` line answering one names as its own.
+    let own = match (&message.tool_call_id, &message.name) {
+        (Some(id), Some(name)) if is_tool_line(message) => Some((id.as_str(), name.as_str())),
+        _ => None,
+    };
+    // Each call id reused is reported once per line.
+    let mut reported: Vec<&str> = Vec::new();
+    for (id, name) in message.calls().chain(own) {
+        if !reported.contains(&id) && context.other_name(id, name).is_some() {
+            reported.push(id);
+            check_call(id, name, context, &mut findings);
+        }
     }
     let has_text = message
         .content
@@ -135,10 +156,28 @@ fn check_part(
     findings
 }
 
-/// Checks a trace event: its status (1), its `output` when recorded (2 and 3), and the byte
-/// count of that output (4).
+/// A call id bound to a name other than `name`, the one this unit gives it.
+fn check_call(id: &str, name: &str, context: &VerifyContext, out: &mut Vec<FindingKind>) {
+    if let Some(other) = context.other_name(id, name) {
+        out.push(FindingKind::CallIdReused {
+            id: id.into(),
+            name: name.into(),
+            other: other.into(),
+        });
+    }
+}
+
+/// Checks a trace event: a `tool_call` to a declared skill and its status (1), its `output`
+/// when recorded (2 and 3), and the byte count of that output (4).
 pub(super) fn check_event(event: &ParsedEvent, context: &VerifyContext) -> Vec<FindingKind> {
     let mut findings = Vec::new();
+    if let ParsedEvent::ToolCall(call) = event {
+        if context.is_skill(&call.tool_name) {
+            findings.push(FindingKind::SkillCalledAsTool {
+                name: call.tool_name.clone(),
+            });
+        }
+    }
     let (output, output_bytes, kind, tool, status) = match event {
         ParsedEvent::ToolCall(call) => (
             call.output.as_deref(),

@@ -269,6 +269,27 @@ pub enum FindingKind {
         /// The frame's `is_error`.
         is_error: Option<bool>,
     },
+    /// A call id bound to two different names: the unit names call `id` `name`, but the
+    /// context, an artifact frame or a record's call (a `tool_use` or `function_call` part, a
+    /// `tool_calls` entry, a `tool` line's own `name`) binds it to `other`. Which name a result
+    /// answering the call belongs to is then unknown; the verifier never takes it for a skill's
+    /// doc while one of the names is not a declared skill.
+    CallIdReused {
+        /// The call id.
+        id: String,
+        /// The name this unit gives the call.
+        name: String,
+        /// Another name the call id is bound to.
+        other: String,
+    },
+    /// A declared skill's name where the surface says a tool was called: a trace `tool_call`
+    /// event (a skill's call is a `skill_call`), or an artifact frame with a non-null
+    /// `exit_code` (a subprocess ran). Its content is checked as a tool's result, never as the
+    /// skill's doc.
+    SkillCalledAsTool {
+        /// The skill's name.
+        name: String,
+    },
     /// A trace event whose `status` is neither `"ok"` nor `"error"`. A `tool_call` with one is
     /// checked as a tool result.
     UnknownStatus {
@@ -343,6 +364,8 @@ impl FindingKind {
             FindingKind::FenceOnExempt { .. } => "fence-on-exempt",
             FindingKind::LiveMarkerOutsideBlock { .. } => "live-marker-outside-block",
             FindingKind::NotAHookArtifact { .. } => "not-a-hook-artifact",
+            FindingKind::CallIdReused { .. } => "call-id-reused",
+            FindingKind::SkillCalledAsTool { .. } => "skill-called-as-tool",
             FindingKind::UnknownStatus { .. } => "unknown-status",
             FindingKind::TruncationDenied => "truncation-denied",
             FindingKind::OutputBytesMismatch { .. } => "output-bytes-mismatch",
@@ -408,22 +431,15 @@ impl fmt::Display for FindingKind {
             FindingKind::NotAHookArtifact {
                 exit_code,
                 is_error,
-            } => {
-                f.write_str(
-                    "`tool_call_id` and `duration_ms` are null as on a hook artifact, but ",
-                )?;
-                match exit_code {
-                    Some(code) => write!(f, "`exit_code` is {code}")?,
-                    None => f.write_str("`exit_code` is null")?,
-                }
-                match is_error {
-                    Some(flag) => write!(f, " and `is_error` is {flag}")?,
-                    None => f.write_str(" and `is_error` is missing")?,
-                }
-                f.write_str(
-                    " (a hook artifact has `exit_code` null and `is_error` false): checked as a call",
-                )
-            }
+            } => not_a_hook_artifact(f, *exit_code, *is_error),
+            FindingKind::CallIdReused { id, name, other } => write!(
+                f,
+                "call id `{id}` is named `{name}` here but `{other}` elsewhere: one call id, two names"
+            ),
+            FindingKind::SkillCalledAsTool { name } => write!(
+                f,
+                "the declared skill `{name}` is called as a tool here: checked as a tool's result"
+            ),
             FindingKind::UnknownStatus { status } => write!(
                 f,
                 "`status` `{status}` is neither `ok` nor `error`: checked as a tool result"
@@ -448,6 +464,24 @@ impl fmt::Display for FindingKind {
             ),
         }
     }
+}
+
+/// Says what a frame dressed as a hook artifact is not.
+fn not_a_hook_artifact(
+    f: &mut fmt::Formatter<'_>,
+    exit_code: Option<i32>,
+    is_error: Option<bool>,
+) -> fmt::Result {
+    f.write_str("`tool_call_id` and `duration_ms` are null as on a hook artifact, but ")?;
+    match exit_code {
+        Some(code) => write!(f, "`exit_code` is {code}")?,
+        None => f.write_str("`exit_code` is null")?,
+    }
+    match is_error {
+        Some(flag) => write!(f, " and `is_error` is {flag}")?,
+        None => f.write_str(" and `is_error` is missing")?,
+    }
+    f.write_str(" (a hook artifact has `exit_code` null and `is_error` false): checked as a call")
 }
 
 /// One finding: what, and where.

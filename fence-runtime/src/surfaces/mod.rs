@@ -151,15 +151,16 @@
 //! | Surface | Rule, first match wins | Kind |
 //! |---|---|---|
 //! | frame | `tool_call_id`, `duration_ms` and `exit_code` `null`, and `is_error` `false` (absent ids are not `null`) | hook artifact |
+//! | frame | `exit_code` non-null (a subprocess ran), whatever the name | tool result |
 //! | frame | `tool_name` is a declared skill | skill result |
-//! | frame | `exit_code` non-null (a subprocess ran), or `is_error` not `true` | tool result |
+//! | frame | `is_error` not `true` | tool result |
 //! | record | `role` `assistant` | model text |
 //! | record | `role` `user` | task |
 //! | record | `role` `system` or `developer` | not checked |
 //! | record | a `role` the verifier does not know | unknown role: one block or no live marker |
 //! | record | a `tool` (or `function`) line, or a tool result part, whose call went to a declared skill | skill result |
 //! | record | such a line or part whose `is_error` is not `true` | tool result |
-//! | trace | `skill_call`, or a `tool_call` whose `tool_name` is a declared skill | skill result |
+//! | trace | `skill_call` | skill result |
 //! | trace | `tool_call` whose `status` is not `"error"` (`"ok"`, or one the verifier does not know) | tool result |
 //! | any | failed, and the name is neither a declared tool nor skill (tools declared) | dispatch failure |
 //! | any | failed, otherwise | failed call: one block or no live marker |
@@ -169,10 +170,23 @@
 //! block, or text with no live marker. Undeclared
 //! names decide a dispatch failure only for *failed* calls: a successful call to a tool the
 //! context does not list (such as the runtime's own peer-handoff tools) is still a tool result.
+//! The surface's word that a tool ran outranks a declared skill's name: a trace `tool_call`
+//! (a skill's call is a `skill_call`) and a frame with a non-null `exit_code` are a tool's
+//! result, checked as one, and a declared skill's name on one is
+//! [`SkillCalledAsTool`](FindingKind::SkillCalledAsTool). A tool that shares a skill's name
+//! cannot pass its unfenced output off as the skill's doc.
+//!
 //! A record line learns its call's name from the context ([`VerifyContext::with_call`],
 //! [`VerifyContext::learn_calls_from_stream`]), from the record's own `tool_use` and
 //! `function_call` parts and `tool_calls` lists, or from its own `name` key; a tool result part answers the call its
 //! `tool_use_id` (or `call_id`) names, or on a `tool` line with no id of its own, the line's.
+//!
+//! A call id is bound to one name. Wherever calls are learned — the context, a frame's
+//! `tool_call_id` and `tool_name`, a record's call parts and `tool_calls` entries, a `tool`
+//! line's own `name` beside its `tool_call_id` — a unit that names a call id that is bound
+//! elsewhere to another name is [`CallIdReused`](FindingKind::CallIdReused) (once per id per
+//! unit), and a result answering such a call is never taken for a skill's doc while one of its
+//! names is not a declared skill ([`VerifyContext::call_name`]).
 //!
 //! A frame whose `tool_call_id` and `duration_ms` are `null` but which is not a hook artifact
 //! (an `exit_code`, or an `is_error` other than `false`) is checked as a call, and reported as
@@ -199,10 +213,15 @@
 //! [`UnreadableUnit`](FindingKind::UnreadableUnit), at the line of the unit (for an SSE event,
 //! its first `data:` line, with its `id:`). Otherwise, per unit, in this order:
 //!
-//! 1. before the content: a frame that looks like a hook artifact but is not one
-//!    ([`NotAHookArtifact`](FindingKind::NotAHookArtifact)); a record line of a role the
-//!    verifier does not know ([`UnknownRole`](FindingKind::UnknownRole), not an error); a trace
-//!    `status` other than `ok` and `error` ([`UnknownStatus`](FindingKind::UnknownStatus));
+//! 1. before the content, on a frame: one that looks like a hook artifact but is not one
+//!    ([`NotAHookArtifact`](FindingKind::NotAHookArtifact)), a call id it names that is bound
+//!    elsewhere to another name ([`CallIdReused`](FindingKind::CallIdReused)), a declared
+//!    skill's name on a frame whose subprocess ran
+//!    ([`SkillCalledAsTool`](FindingKind::SkillCalledAsTool)); on a record line: a role the
+//!    verifier does not know ([`UnknownRole`](FindingKind::UnknownRole), not an error), then a
+//!    call id it names that is bound elsewhere to another name; on a trace event: a
+//!    `tool_call` under a declared skill's name, then a `status` other than `ok` and `error`
+//!    ([`UnknownStatus`](FindingKind::UnknownStatus));
 //! 2. the content against its label: a label that disagrees with the markers
 //!    ([`LabelMismatch`](FindingKind::LabelMismatch)); a label on content that is not a valid
 //!    block ([`LabelOnInvalidBlock`](FindingKind::LabelOnInvalidBlock)); fenced content with a

@@ -198,7 +198,8 @@ impl StreamVerifier {
         self
     }
 
-    /// The first pass: learns from one frame whether the stream labels its frames.
+    /// The first pass: learns from one frame whether the stream labels its frames, and the call
+    /// it names (so that a call id the stream binds to two names is reported).
     ///
     /// ```
     /// use fence_runtime::surfaces::{read_sse, StreamVerifier, VerifyContext};
@@ -210,6 +211,7 @@ impl StreamVerifier {
     /// ```
     pub fn learn(&mut self, frame: &StreamFrame) {
         self.labelled |= frame.frame.artifact.fence_source.is_present();
+        self.context.learn_call_from_frame(&frame.frame);
     }
 
     /// Whether the frames learned so far say the stream labels its frames.
