@@ -173,7 +173,9 @@ fn stream_findings(
     unreadable_units_add_up(&findings, stream);
     verdict::clean_frames_are_safe(stream, &findings, rules);
     for finding in &findings {
-        if unreadable(finding, stream, Surface::ArtifactStream) {
+        if unreadable(finding, stream, Surface::ArtifactStream)
+            || skipped(finding, stream, Surface::ArtifactStream)
+        {
             continue;
         }
         let item = at_line(&stream.items, finding, Surface::ArtifactStream);
@@ -233,7 +235,8 @@ pub(crate) fn record_findings(
     unreadable_units_add_up(&findings, record);
     verdict::clean_lines_are_safe(record, &findings, rules);
     for finding in &findings {
-        if unreadable(finding, record, Surface::Record) {
+        if unreadable(finding, record, Surface::Record) || skipped(finding, record, Surface::Record)
+        {
             continue;
         }
         let line = &at_line(&record.items, finding, Surface::Record).value;
@@ -289,7 +292,7 @@ fn trace_findings(trace: &TraceReport, context: &VerifyContext, rules: &Rules) {
     unreadable_units_add_up(&findings, trace);
     verdict::clean_events_are_safe(trace, &findings, rules);
     for finding in &findings {
-        if unreadable(finding, trace, Surface::Trace) {
+        if unreadable(finding, trace, Surface::Trace) || skipped(finding, trace, Surface::Trace) {
             continue;
         }
         let (output, status) = match &at_line(&trace.items, finding, Surface::Trace).value {
@@ -329,13 +332,49 @@ fn unreadable<T>(finding: &Finding, report: &Report<T>, surface: Surface) -> boo
     true
 }
 
-/// Every failed unit is one unreadable-unit finding, and findings come in line order.
+/// Whether a finding is a unit passed over with a live marker; if so, it is one the reader
+/// passed over, with that marker.
+fn skipped<T>(finding: &Finding, report: &Report<T>, surface: Surface) -> bool {
+    let FindingKind::LiveMarkerInSkippedUnit {
+        unit,
+        path,
+        offset,
+        marker,
+    } = &finding.kind
+    else {
+        return false;
+    };
+    assert_eq!(finding.location.surface, surface);
+    assert_eq!(finding.location.part, None);
+    let passed = report
+        .skipped_with_markers
+        .iter()
+        .find(|passed| passed.line == finding.location.line)
+        .expect("a unit the reader passed over");
+    let value = &passed.value;
+    assert_eq!(
+        (&value.unit, &value.path, &value.offset, &value.marker),
+        (unit, path, offset, marker)
+    );
+    assert_eq!(value.frame_id, finding.location.frame_id);
+    let _ = finding.to_string();
+    true
+}
+
+/// Every failed unit is one unreadable-unit finding, every unit passed over with a live marker
+/// one finding, and findings come in line order.
 fn unreadable_units_add_up<T>(findings: &[Finding], report: &Report<T>) {
     let count = findings
         .iter()
         .filter(|finding| matches!(finding.kind, FindingKind::UnreadableUnit { .. }))
         .count();
     assert_eq!(count, report.counts.failed);
+    let passed = findings
+        .iter()
+        .filter(|finding| matches!(finding.kind, FindingKind::LiveMarkerInSkippedUnit { .. }))
+        .count();
+    assert_eq!(passed, report.skipped_with_markers.len());
+    assert!(passed <= report.counts.skipped);
     assert!(
         findings
             .windows(2)

@@ -98,7 +98,9 @@ pub(super) fn check_message(
             &Unit {
                 text: &message.text(),
                 label: &message.fence,
-                surface_labels,
+                // A Responses item has no `fence` of its own in that format: unlabelled, as a
+                // part is, unless it carries one.
+                surface_labels: surface_labels && message.item.is_none(),
                 kind: context.classify_message(message),
                 tool: if is_tool_line(message) {
                     context.line_call(message)
@@ -148,7 +150,7 @@ fn check_part(
             }
         }
         Part::Other(value) => findings.push(FindingKind::UnreadablePart {
-            path: format!("content[{index}]"),
+            path: format!("{}[{index}]", content_key(message)),
             part_type: Part::type_of(value).map(String::from),
         }),
         Part::Text(_) | Part::ToolUse { .. } | Part::NoText(_) => {}
@@ -164,6 +166,15 @@ fn check_call(id: &str, name: &str, context: &VerifyContext, out: &mut Vec<Findi
             name: name.into(),
             other: other.into(),
         });
+    }
+}
+
+/// The key a line's parts are under: a Responses result item's `output`, else `content`.
+fn content_key(message: &ParsedMessage) -> &'static str {
+    if message.item.as_deref() == Some("function_call_output") {
+        "output"
+    } else {
+        "content"
     }
 }
 

@@ -187,6 +187,20 @@ pub enum FindingKind {
         /// Why it could not be read.
         error: ReadError,
     },
+    /// A unit passed over on purpose — the record header, a record line with no string `role`
+    /// that is no Responses item, a trace event of a type the verifier does not read, an SSE
+    /// event of a type other than `artifact` — whose text holds a live marker: the first one,
+    /// in any string of it, keys included. Nothing the model may read is passed over unchecked.
+    LiveMarkerInSkippedUnit {
+        /// What the unit is: "the record header", "an SSE event of type `status`", ….
+        unit: String,
+        /// Where the string is in the unit (`detail.lines[1]`; empty for its whole text).
+        path: String,
+        /// The byte offset of the marker's `<` in that string.
+        offset: usize,
+        /// Which marker it is.
+        marker: MarkerKind,
+    },
     /// A part of a record line's `content` that the verifier cannot read: a type it does not
     /// know, no string `type`, or a known type without the key that holds its text. Its text,
     /// if any, is not checked.
@@ -354,6 +368,7 @@ impl FindingKind {
     pub fn name(&self) -> &'static str {
         match self {
             FindingKind::UnreadableUnit { .. } => "unreadable-unit",
+            FindingKind::LiveMarkerInSkippedUnit { .. } => "live-marker-in-skipped-unit",
             FindingKind::UnreadablePart { .. } => "unreadable-part",
             FindingKind::LabelMismatch { .. } => "label-mismatch",
             FindingKind::LabelOnInvalidBlock { .. } => "label-on-invalid-block",
@@ -380,6 +395,18 @@ impl fmt::Display for FindingKind {
         match self {
             FindingKind::UnreadableUnit { error } => {
                 write!(f, "cannot be read, so nothing in it was checked: {error}")
+            }
+            FindingKind::LiveMarkerInSkippedUnit {
+                unit,
+                path,
+                offset,
+                marker,
+            } => {
+                write!(f, "{unit}, passed over, holds a live {marker} marker at byte {offset}")?;
+                if !path.is_empty() {
+                    write!(f, " of its string at `{path}`")?;
+                }
+                Ok(())
             }
             FindingKind::UnreadablePart { path, part_type } => {
                 write!(f, "the part at `{path}` ")?;

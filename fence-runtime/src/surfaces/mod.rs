@@ -265,7 +265,8 @@ pub use self::classify::{ResultKind, VerifyContext};
 pub use self::finding::{Finding, FindingKind, Location, MarkerKind, MissingLabel, Surface};
 pub use self::markers::{LiveMarkers, Markers, live_markers, read_markers};
 pub use self::read::{
-    Counts, DEFAULT_MAX_LINE_BYTES, Label, LineError, Located, Nullable, ReadError, Report, Unit,
+    Counts, DEFAULT_MAX_LINE_BYTES, Label, LineError, Located, Nullable, ReadError, Report,
+    SkippedUnit, Unit,
 };
 pub use self::record::{
     ParsedMessage, Part, RecordHeader, RecordLine, RecordReader, RecordReport, read_record,
@@ -314,6 +315,7 @@ const _: () = {
     send_sync::<RecordReader>();
     send_sync::<TraceReader>();
     send_sync::<Unit<ParsedMessage>>();
+    send_sync::<SkippedUnit>();
     send_sync::<StreamVerifier>();
     send_sync::<RecordVerifier>();
     send_sync::<TraceVerifier>();

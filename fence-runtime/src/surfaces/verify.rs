@@ -9,7 +9,7 @@ use super::artifact::ParsedFrame;
 use super::check::{check_event, check_frame, check_message};
 use super::classify::VerifyContext;
 use super::finding::{Finding, FindingKind, Location, Surface};
-use super::read::{LineError, Located, Report, Unit, UnitRef};
+use super::read::{LineError, Located, Report, SkippedUnit, Unit, UnitRef};
 use super::record::{ParsedMessage, RecordReport};
 use super::sse::{StreamFrame, StreamReport};
 use super::trace::{ParsedEvent, TraceReport};
@@ -460,6 +460,7 @@ fn verify_unit<T>(
     match unit {
         Unit::Item(item) => check(item),
         Unit::Failed(error) => alloc::vec![unreadable(surface, error)],
+        Unit::SkippedWithMarker(skipped) => alloc::vec![skipped_with_marker(surface, skipped)],
         Unit::Skipped => Vec::new(),
     }
 }
@@ -476,6 +477,7 @@ fn verify_units<T>(
         match unit {
             UnitRef::Item(item) => out.extend(check(item)),
             UnitRef::Failed(error) => out.push(unreadable(surface, error)),
+            UnitRef::SkippedWithMarker(skipped) => out.push(skipped_with_marker(surface, skipped)),
         }
     }
     out
@@ -487,6 +489,20 @@ fn unreadable(surface: Surface, error: &LineError) -> Finding {
         location: at(surface, error.line, error.frame_id.as_ref(), None),
         kind: FindingKind::UnreadableUnit {
             error: error.error.clone(),
+        },
+    }
+}
+
+/// The one finding of a unit passed over whose text holds a live marker.
+fn skipped_with_marker(surface: Surface, skipped: &Located<SkippedUnit>) -> Finding {
+    let unit = &skipped.value;
+    Finding {
+        location: at(surface, skipped.line, unit.frame_id.as_ref(), None),
+        kind: FindingKind::LiveMarkerInSkippedUnit {
+            unit: unit.unit.clone(),
+            path: unit.path.clone(),
+            offset: unit.offset,
+            marker: unit.marker,
         },
     }
 }
