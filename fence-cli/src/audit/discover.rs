@@ -242,7 +242,8 @@ fn recognise(path: &Path) -> io::Result<Option<Kind>> {
 
 /// The surface a file whose first bytes are `head` holds, judged by its first line that is not
 /// blank: an SSE field or comment; a JSON object with a string `event_type` (a trace event), or
-/// a string `role` or a `murmur.record` header (a record line).
+/// a string `role`, a `murmur.record` header or a top-level Responses `function_call` or
+/// `function_call_output` item (a record line).
 pub(crate) fn sniff(head: &[u8]) -> Option<Kind> {
     let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
     let start = head.iter().position(|b| !b.is_ascii_whitespace())?;
@@ -265,7 +266,12 @@ pub(crate) fn sniff(head: &[u8]) -> Option<Kind> {
             let text = |key: &str| value.get(key).and_then(serde_json::Value::as_str);
             if text("event_type").is_some() {
                 Some(Kind::Trace)
-            } else if text("role").is_some() || text("type") == Some("murmur.record") {
+            } else if text("role").is_some()
+                || matches!(
+                    text("type"),
+                    Some("murmur.record" | "function_call" | "function_call_output")
+                )
+            {
                 Some(Kind::Record)
             } else {
                 None
@@ -306,6 +312,10 @@ mod tests {
             Some(Kind::Record)
         );
         assert_eq!(sniff(b"{\"event_type\":\"turn_end\"}"), Some(Kind::Trace));
+        assert_eq!(
+            sniff(b"{\"type\":\"function_call_output\",\"call_id\":\"c\",\"output\":\"x\"}\n"),
+            Some(Kind::Record)
+        );
         assert_eq!(sniff(b"{\"role\":1}\n"), None);
         assert_eq!(sniff(b"{\"skills\":[]}\n"), None);
         assert_eq!(sniff(b"# notes\n"), None);

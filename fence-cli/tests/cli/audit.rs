@@ -68,15 +68,20 @@ fn every_planted_defect_is_found_once_at_its_file_and_line() {
             ("artifacts.sse", 35, "fence-without-label"),
             ("artifacts.sse", 39, "not-a-hook-artifact"),
             ("artifacts.sse", 43, "unreadable-unit"),
+            ("artifacts.sse", 47, "truncation-denied"),
             ("conversation.jsonl", 6, "unfenced-tool-result"),
             ("conversation.jsonl", 7, "unknown-source-kind"),
             ("conversation.jsonl", 8, "label-on-invalid-block"),
             ("conversation.jsonl", 10, "tool-source-mismatch"),
             ("conversation.jsonl", 12, "unreadable-part"),
             ("conversation.jsonl", 13, "unknown-role"),
+            ("conversation.jsonl", 14, "live-marker-outside-block"),
+            ("conversation.jsonl", 15, "call-id-reused"),
             ("trace.jsonl", 4, "output-bytes-mismatch"),
             ("trace.jsonl", 5, "live-marker-in-block"),
             ("trace.jsonl", 9, "unknown-status"),
+            ("trace.jsonl", 10, "live-marker-in-skipped-unit"),
+            ("trace.jsonl", 11, "skill-called-as-tool"),
         ])
     );
     let text = stdout(&output);
@@ -87,10 +92,10 @@ fn every_planted_defect_is_found_once_at_its_file_and_line() {
     assert!(text.contains("conversation.jsonl:7: unknown-source-kind: fence source `member:researcher` is neither `tool:` nor `task:<known origin>` (a note, not an error)"));
     // The summary: units read, skipped and failed, findings by kind.
     assert!(
-        text.contains("3 files read: 32 units, 4 skipped, 1 failed to parse"),
+        text.contains("3 files read: 37 units, 5 skipped, 1 failed to parse"),
         "{text}"
     );
-    assert!(text.contains("findings: 14 (12 errors, 2 notes)"), "{text}");
+    assert!(text.contains("findings: 19 (17 errors, 2 notes)"), "{text}");
     assert!(
         text.contains("1 other file in the directories walked passed over"),
         "{text}"
@@ -271,7 +276,7 @@ fn json_output_is_one_object_per_finding_then_a_summary() {
         .collect();
     let (summary, found) = lines.split_last().unwrap();
     assert!(found.iter().all(|finding| finding["type"] == "finding"));
-    assert_eq!(found.len(), 14);
+    assert_eq!(found.len(), 19);
     assert_eq!(found[0]["line"], 27);
     assert_eq!(found[0]["frame_id"], "5");
     assert_eq!(found[0]["kind"], "label-mismatch");
@@ -283,15 +288,15 @@ fn json_output_is_one_object_per_finding_then_a_summary() {
             .unwrap()
             .ends_with("artifacts.sse")
     );
-    assert_eq!(found[9]["part"], 1);
-    assert_eq!(found[6]["error"], false);
+    assert_eq!(found[10]["part"], 1);
+    assert_eq!(found[7]["error"], false);
     assert_eq!(summary["type"], "summary");
     assert_eq!(summary["exit_code"], 2);
-    assert_eq!(summary["units"]["read"], 32);
-    assert_eq!(summary["units"]["skipped"], 4);
+    assert_eq!(summary["units"]["read"], 37);
+    assert_eq!(summary["units"]["skipped"], 5);
     assert_eq!(summary["units"]["failed"], 1);
-    assert_eq!(summary["findings"]["total"], 14);
-    assert_eq!(summary["findings"]["errors"], 12);
+    assert_eq!(summary["findings"]["total"], 19);
+    assert_eq!(summary["findings"]["errors"], 17);
     assert_eq!(summary["findings"]["by_kind"]["unreadable-unit"], 1);
     assert_eq!(summary["files"][0]["labelled"], true);
     assert_eq!(summary["files"][2]["labelled"], Value::Null);
@@ -430,6 +435,8 @@ fn a_walk_follows_links_to_surfaces() {
             ("trace.jsonl", 4, "output-bytes-mismatch"),
             ("trace.jsonl", 5, "live-marker-in-block"),
             ("trace.jsonl", 9, "unknown-status"),
+            // Without --skills, `triage` is no skill: its tool_call is a tool's.
+            ("trace.jsonl", 10, "live-marker-in-skipped-unit"),
         ])
     );
 }

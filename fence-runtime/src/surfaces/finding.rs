@@ -55,8 +55,9 @@ pub struct Location {
     /// The SSE `id:` of a frame's event, when it had one.
     pub frame_id: Option<String>,
     /// The 0-based index, in a record line's `content` array, of the part the finding is about:
-    /// a tool result carried as a part, or a part that cannot be read. `None` for a finding
-    /// about the line's text, and on the other surfaces.
+    /// a tool result carried as a part, or a part that cannot be read (in a top-level Responses
+    /// `function_call_output`, the index in its `output`). `None` for a finding about the line's
+    /// text, and on the other surfaces.
     pub part: Option<usize>,
 }
 

@@ -71,6 +71,20 @@
 //! An assistant line's calls in the chat-completions format (`tool_calls`, outside `content`)
 //! are read too ([`ParsedMessage::calls`]).
 //!
+//! A record line with no string `role` is read when it is a top-level item of the `OpenAI`
+//! Responses API ([`ParsedMessage::item`]): a `function_call_output` is a tool result answering
+//! its `call_id` (read as a `tool` line, its `output` as the content), a `function_call` names
+//! a call (read as an `assistant` line holding it), as the parts of those types are read. A line
+//! that is not a JSON object (an array, a string, a number) cannot be read.
+//!
+//! Every other unit is passed over — blank lines, the record header, record lines with no
+//! string `role` (a wrapped transcript, a reasoning item), trace events other than `tool_call`
+//! and `skill_call`, SSE events other than `artifact` — but never unread: every string in it,
+//! keys included, is searched for a live marker (an SSE event's data as text when it is not
+//! JSON), and one that holds one is handed over as [`Unit::SkippedWithMarker`] and is a finding
+//! ([`FindingKind::LiveMarkerInSkippedUnit`]). A unit passed over with no live marker, the
+//! header among them, is skipped without a word.
+//!
 //! # Verifying
 //!
 //! [`verify_stream`], [`verify_record`], [`verify_trace`] and [`verify_frame`] return typed
@@ -141,7 +155,8 @@
 //!   bug, not an older version. An *unfenced* frame missing the key in a labelled stream breaks
 //!   "present on every frame" but hides nothing, and is not reported.
 //! - A record line's `fence: null` is read as a present key, so it makes the record labelled.
-//! - A tool result carried as a part has no label of its own: it is read from its markers.
+//! - A tool result carried as a part has no label of its own: it is read from its markers. So
+//!   is a top-level Responses item, unless it carries a `fence` key: that format has none.
 //!
 //! ## Classifying a unit
 //!
@@ -211,7 +226,9 @@
 //!
 //! A unit that could not be read is one
 //! [`UnreadableUnit`](FindingKind::UnreadableUnit), at the line of the unit (for an SSE event,
-//! its first `data:` line, with its `id:`). Otherwise, per unit, in this order:
+//! its first `data:` line, with its `id:`); a unit passed over whose text holds a live marker is
+//! one [`LiveMarkerInSkippedUnit`](FindingKind::LiveMarkerInSkippedUnit), located alike.
+//! Otherwise, per unit, in this order:
 //!
 //! 1. before the content, on a frame: one that looks like a hook artifact but is not one
 //!    ([`NotAHookArtifact`](FindingKind::NotAHookArtifact)), a call id it names that is bound

@@ -634,10 +634,11 @@ impl Report<ParsedMessage> {
 
 /// Reads a whole `conversation.jsonl`: a [`RecordReader`] handed all of `bytes` at once.
 ///
-/// Blank lines, the header and any line that is not an object carrying a string `role` are
-/// skipped and counted; a line that is not JSON, that names a key twice in any object, or whose
-/// known keys have the wrong types, fails with its line number; reading always goes on to the
-/// end.
+/// Blank lines, the header and any object with no string `role` that is no top-level item of
+/// the Responses API (see [`ParsedMessage::item`]) are skipped and counted, and one whose
+/// strings hold a live marker is handed over as such ([`Unit::SkippedWithMarker`]); a line that
+/// is not JSON, not a JSON object, names a key twice in any object, or whose known keys have the
+/// wrong types, fails with its line number; reading always goes on to the end.
 ///
 /// ```
 /// use fence_runtime::surfaces::read_record;
