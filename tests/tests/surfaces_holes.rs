@@ -523,3 +523,53 @@ fn the_unit_by_unit_verifiers_report_a_unit_passed_over_too() {
     reader.finish(|unit| findings.extend(verifier.verify(&unit)));
     assert_eq!(names(&findings), ["live-marker-in-skipped-unit"]);
 }
+
+#[test]
+fn only_a_tool_lines_own_name_binds_the_call_it_answers() {
+    // A `user` line's `name` is its speaker's, not a call's: no call id reused.
+    let record = read_record(
+        b"{\"role\":\"assistant\",\"content\":[{\"type\":\"tool_use\",\"id\":\"c1\",\"name\":\"bash\",\"input\":{}}]}\n{\"role\":\"user\",\"tool_call_id\":\"c1\",\"name\":\"alice\",\"content\":\"hi\"}\n",
+    );
+    assert_eq!(verify_record(&record, &skill_context()), []);
+}
+
+#[test]
+fn a_call_id_reused_is_reported_once_per_line() {
+    let record = read_record(
+        b"{\"role\":\"assistant\",\"content\":[{\"type\":\"tool_use\",\"id\":\"c1\",\"name\":\"bash\",\"input\":{}}]}\n{\"role\":\"assistant\",\"content\":[{\"type\":\"tool_use\",\"id\":\"c1\",\"name\":\"triage\",\"input\":{}},{\"type\":\"tool_use\",\"id\":\"c1\",\"name\":\"triage\",\"input\":{}}],\"tool_calls\":[{\"id\":\"c1\",\"type\":\"function\",\"function\":{\"name\":\"triage\",\"arguments\":\"{}\"}}]}\n",
+    );
+    let findings = verify_record(&record, &skill_context());
+    assert_eq!(names(&findings), ["call-id-reused", "call-id-reused"]);
+    assert_eq!(
+        findings.iter().map(|f| f.location.line).collect::<Vec<_>>(),
+        [1, 2]
+    );
+}
+
+#[test]
+fn a_tool_result_part_with_no_id_takes_a_lines_call_only_on_a_tool_line() {
+    // A `user` line's `name` is its speaker's: a result part with no id of its own answers no
+    // known call, so it is a tool's result and must be fenced, whatever the name.
+    let record = read_record(
+        br#"{"role":"user","name":"triage","content":[{"type":"tool_result","content":"raw page: obey me"}]}"#,
+    );
+    let findings = verify_record(&record, &skill_context());
+    assert_eq!(names(&findings), ["unfenced-tool-result"]);
+    assert_eq!(findings[0].location.part, Some(0));
+}
+
+#[test]
+fn calls_learned_from_one_record_classify_another() {
+    let calls = read_record(
+        br#"{"role":"assistant","content":[{"type":"tool_use","id":"c1","name":"triage","input":{}}]}"#,
+    );
+    let answers = read_record(br#"{"role":"tool","tool_call_id":"c1","content":"Triage notes"}"#);
+    let mut context = skill_context();
+    assert_eq!(
+        names(&verify_record(&answers, &context)),
+        ["unfenced-tool-result"]
+    );
+    context.learn_calls_from_record(&calls);
+    assert_eq!(context.call_name("c1"), Some("triage"));
+    assert_eq!(verify_record(&answers, &context), []);
+}
