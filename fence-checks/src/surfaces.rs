@@ -16,11 +16,14 @@
 //!   from the markers, a live marker is at its offset, an error is the one `parse` gives, an
 //!   unreadable unit is one the reader failed with that error, a part finding points at a part
 //!   of its line, and so on); `verify_frame` agrees with `verify_stream` on an unlabelled stream;
-//! - nothing vanishes: there are exactly as many unreadable-unit findings as failed units;
+//! - nothing vanishes: there are exactly as many unreadable-unit findings as failed units, and
+//!   as many live-marker-in-skipped-unit findings as units passed over with a live marker, each
+//!   the one the reader handed over;
 //! - a clean verdict is safe: every frame, record line, tool result part and trace output with
 //!   no finding is what the classification table of the `surfaces` docs says it must be (a
-//!   tool's result one block under `tool:<its name>`, exempt text free of live markers), as the
-//!   reference reads it.
+//!   tool's result one block under `tool:<its name>`, exempt text free of live markers, a failed
+//!   call or a line of an unknown role one block or free of live markers, a frame cut short not
+//!   flagged whole), as the reference reads it.
 //!
 //! Writers, with the tool name and content taken from the input (split at the first `0xFF`):
 //! - a fenced tool result written as an SSE frame, a record line and a trace event reads back

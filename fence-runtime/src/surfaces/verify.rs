@@ -45,7 +45,8 @@ pub fn verify_frame(frame: &ParsedFrame, context: &VerifyContext) -> Vec<Finding
     out
 }
 
-/// Checks every frame of an artifact stream, and reports every event that could not be read.
+/// Checks every frame of an artifact stream, and reports every event that could not be read,
+/// and every event of another type whose data holds a live marker.
 ///
 /// A stream where some frame carries `fence_source` labels its frames, and a fenced frame with
 /// no `fence_source` key in it is a [`FindingKind::FenceWithoutLabel`]. A stream where no frame
@@ -113,10 +114,12 @@ pub fn verify_record(record: &RecordReport, context: &VerifyContext) -> Vec<Find
 /// could not be read.
 ///
 /// The trace is unlabelled: an event's `output`, when recorded, is read from its markers. A
-/// `tool_call` that reached a tool must be fenced, under `tool:<tool_name>`; a `skill_call` (or
-/// a `tool_call` to a declared skill) must not; `output_bytes` must equal the byte length of
-/// `output`; `status` must be `ok` or `error` (a `tool_call` with any other status is checked as
-/// a tool result).
+/// `tool_call` that reached a tool must be fenced, under `tool:<tool_name>` (a `tool_call` under
+/// a declared skill's name is reported, and checked as a tool's result all the same); a
+/// `skill_call` must not; a failed `tool_call` is one block or text with no live marker;
+/// `output_bytes` must equal the byte length of `output`; `status` must be `ok` or `error` (a
+/// `tool_call` with any other status is checked as a tool result). An event of any other type
+/// is passed over, and reported if a string in it holds a live marker.
 ///
 /// A [`TraceVerifier`] does the same one line at a time.
 ///
