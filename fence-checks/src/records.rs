@@ -23,6 +23,11 @@
 //! | `=json` | the JSON value itself as the part |
 //! | anything else | `{"type":kind,"text":text}` |
 //!
+//! A line with no `role` (`-`) and `type=function_call_output` or `type=function_call` in its
+//! head is a top-level item of the Responses API (`call_id=`, `name=` and `output=` are written
+//! as they are); any other line with no string `role` is passed over, and reported exactly
+//! when some string in it, a key included, holds a live marker.
+//!
 //! A value is JSON when it reads as JSON (`5`, `"false"`, `null`, `1.5`), else a string; `-`
 //! leaves the key out. A key given twice is written twice. In text and values, `\n`, `\r`,
 //! `\t` and `\\` stand for themselves. For example, with `→` for a tab:
@@ -52,6 +57,8 @@ use fence_runtime::surfaces::{
 };
 use fence_runtime::{ModelContent, Source, TaskProvenance, ToolOutput, fence};
 use serde_json::{Map, Value};
+
+use fence_reference as reference;
 
 use crate::surfaces::record_findings;
 use crate::verdict::Rules;
@@ -276,10 +283,29 @@ fn outcome(json: &Json) -> Outcome {
         return Outcome::Fail;
     }
     let Value::Object(object) = json.value() else {
-        return Outcome::Skip;
+        return Outcome::Fail;
     };
     if !object.get("role").is_some_and(Value::is_string) {
-        return Outcome::Skip;
+        let labels = optional(&object, "id", Value::is_string)
+            && optional(&object, "fence", Value::is_string);
+        let readable = match object.get("type").and_then(Value::as_str) {
+            Some("function_call_output") => {
+                optional(&object, "call_id", Value::is_string)
+                    && optional(&object, "is_error", Value::is_boolean)
+                    && optional(&object, "output", |output| {
+                        output.is_string() || output.is_array()
+                    })
+            }
+            Some("function_call") => ["call_id", "name"]
+                .iter()
+                .all(|key| object.get(*key).is_some_and(Value::is_string)),
+            _ => return Outcome::Skip,
+        };
+        return if readable && labels {
+            Outcome::Item
+        } else {
+            Outcome::Fail
+        };
     }
     let content = object
         .get("content")
@@ -421,7 +447,7 @@ pub fn check(data: &[u8]) {
         };
         for (id, name) in &own.calls {
             context = context.with_call(id.clone(), name.clone());
-            rules.calls.insert(id.clone(), name.clone());
+            rules.bind(id, name);
         }
         rules.learn_from_record(&report);
         let findings = record_findings(&report, &context, &rules);
@@ -511,9 +537,100 @@ fn as_built(spec: &str, lines: &[Json], report: &RecordReport, findings: &[Findi
             "line {number} is {expected:?}"
         );
         if let Some(item) = item {
-            read_as_built(number, &json.value(), &item.value, findings);
+            let built = json.value();
+            if built.get("role").is_some_and(Value::is_string) {
+                assert_eq!(item.value.item, None, "line {number}");
+                read_as_built(number, &built, &item.value, findings);
+            } else {
+                item_as_built(number, &built, &item.value, findings);
+            }
+        }
+        if expected == Outcome::Skip && !text.is_empty() {
+            let passed = findings.iter().filter(|finding| {
+                finding.location.line == number
+                    && matches!(finding.kind, FindingKind::LiveMarkerInSkippedUnit { .. })
+            });
+            assert_eq!(
+                passed.count(),
+                usize::from(holds_marker(&json.value())),
+                "line {number} is passed over, and its findings say otherwise about its markers"
+            );
         }
     }
+}
+
+/// Whether any string of `value`, keys included, holds a live marker.
+fn holds_marker(value: &Value) -> bool {
+    let marked = |text: &str| !reference::markers(text.as_bytes()).is_empty();
+    match value {
+        Value::String(text) => marked(text),
+        Value::Array(items) => items.iter().any(holds_marker),
+        Value::Object(object) => object
+            .iter()
+            .any(|(key, value)| marked(key) || holds_marker(value)),
+        Value::Null | Value::Bool(_) | Value::Number(_) => false,
+    }
+}
+
+/// A readable top-level Responses item was read as the line it stands for: a result as a
+/// `tool` line answering its `call_id`, its `output` as the content (unreadable parts at
+/// `output[i]`); a call as an `assistant` line holding the call.
+fn item_as_built(
+    number: usize,
+    built: &Value,
+    message: &fence_runtime::surfaces::ParsedMessage,
+    findings: &[Finding],
+) {
+    let get = |key: &str| built.get(key).filter(|value| !value.is_null());
+    let text = |key: &str| get(key).and_then(Value::as_str);
+    let kind = text("type").expect("an item has a type");
+    assert_eq!(message.item.as_deref(), Some(kind), "line {number}");
+    assert_eq!(message.fence.source(), text("fence"));
+    assert_eq!(message.id.as_deref(), text("id"));
+    assert_eq!(message.name, None);
+    let mut expected_paths = Vec::new();
+    if kind == "function_call" {
+        assert_eq!(message.role, "assistant");
+        assert_eq!(message.tool_call_id, None);
+        assert_eq!(
+            message.content,
+            [Part::ToolUse {
+                id: text("call_id").unwrap().into(),
+                name: text("name").unwrap().into()
+            }]
+        );
+    } else {
+        assert_eq!(message.role, "tool");
+        assert_eq!(message.tool_call_id.as_deref(), text("call_id"));
+        assert_eq!(message.is_error, get("is_error").and_then(Value::as_bool));
+        let parts: Vec<Value> = match get("output") {
+            Some(Value::Array(parts)) => parts.clone(),
+            Some(Value::String(text)) => vec![serde_json::json!({"type": "text", "text": text})],
+            _ => Vec::new(),
+        };
+        assert_eq!(message.content.len(), parts.len(), "line {number}: parts");
+        for (i, (part, built)) in message.content.iter().zip(&parts).enumerate() {
+            match (read(built), part) {
+                (Read::Text(text), Part::Text(read)) => assert_eq!(read, &text),
+                (Read::NoText, Part::NoText(_)) => {}
+                (_, Part::Other(_)) => expected_paths.push(format!("output[{i}]")),
+                (expected, part) => {
+                    panic!("line {number}, output[{i}]: read as {part:?}, built as {expected:?}")
+                }
+            }
+        }
+    }
+    let mut paths: Vec<String> = findings
+        .iter()
+        .filter(|finding| finding.location.line == number)
+        .filter_map(|finding| match &finding.kind {
+            FindingKind::UnreadablePart { path, .. } => Some(path.clone()),
+            _ => None,
+        })
+        .collect();
+    paths.sort();
+    expected_paths.sort();
+    assert_eq!(paths, expected_paths, "line {number}: unreadable parts");
 }
 
 /// A readable line was read as it was built, and exactly its unreadable parts are findings.

@@ -16,11 +16,14 @@
 //!   from the markers, a live marker is at its offset, an error is the one `parse` gives, an
 //!   unreadable unit is one the reader failed with that error, a part finding points at a part
 //!   of its line, and so on); `verify_frame` agrees with `verify_stream` on an unlabelled stream;
-//! - nothing vanishes: there are exactly as many unreadable-unit findings as failed units;
+//! - nothing vanishes: there are exactly as many unreadable-unit findings as failed units, and
+//!   as many live-marker-in-skipped-unit findings as units passed over with a live marker, each
+//!   the one the reader handed over;
 //! - a clean verdict is safe: every frame, record line, tool result part and trace output with
 //!   no finding is what the classification table of the `surfaces` docs says it must be (a
-//!   tool's result one block under `tool:<its name>`, exempt text free of live markers), as the
-//!   reference reads it.
+//!   tool's result one block under `tool:<its name>`, exempt text free of live markers, a failed
+//!   call or a line of an unknown role one block or free of live markers, a frame cut short not
+//!   flagged whole), as the reference reads it.
 //!
 //! Writers, with the tool name and content taken from the input (split at the first `0xFF`):
 //! - a fenced tool result written as an SSE frame, a record line and a trace event reads back
@@ -173,18 +176,27 @@ fn stream_findings(
     unreadable_units_add_up(&findings, stream);
     verdict::clean_frames_are_safe(stream, &findings, rules);
     for finding in &findings {
-        if unreadable(finding, stream, Surface::ArtifactStream) {
+        if unreadable(finding, stream, Surface::ArtifactStream)
+            || skipped(finding, stream, Surface::ArtifactStream)
+        {
             continue;
         }
         let item = at_line(&stream.items, finding, Surface::ArtifactStream);
         assert_eq!(finding.location.frame_id, item.value.id);
         assert_eq!(finding.location.part, None);
         let artifact = &item.value.frame.artifact;
-        consistent(
-            &finding.kind,
-            &artifact.content,
-            Some(&artifact.fence_source),
-        );
+        match &finding.kind {
+            FindingKind::CallIdReused { id, name, other } => {
+                assert_eq!(artifact.tool_call_id.value(), Some(id));
+                assert_eq!(artifact.tool_name.as_ref(), Some(name));
+                assert_ne!(name, other);
+            }
+            FindingKind::SkillCalledAsTool { name } => {
+                assert_eq!(artifact.tool_name.as_ref(), Some(name));
+                assert!(artifact.exit_code.is_some());
+            }
+            kind => consistent(kind, &artifact.content, Some(&artifact.fence_source)),
+        }
     }
     let labelled = stream
         .items
@@ -226,10 +238,23 @@ pub(crate) fn record_findings(
     unreadable_units_add_up(&findings, record);
     verdict::clean_lines_are_safe(record, &findings, rules);
     for finding in &findings {
-        if unreadable(finding, record, Surface::Record) {
+        if unreadable(finding, record, Surface::Record) || skipped(finding, record, Surface::Record)
+        {
             continue;
         }
         let line = &at_line(&record.items, finding, Surface::Record).value;
+        if let FindingKind::CallIdReused { id, name, other } = &finding.kind {
+            assert_eq!(finding.location.part, None);
+            assert_ne!(name, other);
+            let own = (line.tool_call_id.as_deref(), line.name.as_deref());
+            assert!(
+                line.calls()
+                    .any(|call| call == (id.as_str(), name.as_str()))
+                    || own == (Some(id.as_str()), Some(name.as_str())),
+                "{finding:?} names no call of its line"
+            );
+            continue;
+        }
         match finding.location.part {
             None => consistent(&finding.kind, &line.text(), Some(&line.fence)),
             Some(index) => {
@@ -270,7 +295,7 @@ fn trace_findings(trace: &TraceReport, context: &VerifyContext, rules: &Rules) {
     unreadable_units_add_up(&findings, trace);
     verdict::clean_events_are_safe(trace, &findings, rules);
     for finding in &findings {
-        if unreadable(finding, trace, Surface::Trace) {
+        if unreadable(finding, trace, Surface::Trace) || skipped(finding, trace, Surface::Trace) {
             continue;
         }
         let (output, status) = match &at_line(&trace.items, finding, Surface::Trace).value {
@@ -278,6 +303,11 @@ fn trace_findings(trace: &TraceReport, context: &VerifyContext, rules: &Rules) {
             ParsedEvent::SkillCall(call) => (call.output.as_deref(), call.status.as_deref()),
             _ => (None, None),
         };
+        if let FindingKind::SkillCalledAsTool { name } = &finding.kind {
+            let item = &at_line(&trace.items, finding, Surface::Trace).value;
+            assert!(matches!(item, ParsedEvent::ToolCall(call) if &call.tool_name == name));
+            continue;
+        }
         if let FindingKind::UnknownStatus { status: said } = &finding.kind {
             assert_eq!(status, Some(said.as_str()));
             assert!(!matches!(said.as_str(), "ok" | "error"));
@@ -305,13 +335,49 @@ fn unreadable<T>(finding: &Finding, report: &Report<T>, surface: Surface) -> boo
     true
 }
 
-/// Every failed unit is one unreadable-unit finding, and findings come in line order.
+/// Whether a finding is a unit passed over with a live marker; if so, it is one the reader
+/// passed over, with that marker.
+fn skipped<T>(finding: &Finding, report: &Report<T>, surface: Surface) -> bool {
+    let FindingKind::LiveMarkerInSkippedUnit {
+        unit,
+        path,
+        offset,
+        marker,
+    } = &finding.kind
+    else {
+        return false;
+    };
+    assert_eq!(finding.location.surface, surface);
+    assert_eq!(finding.location.part, None);
+    let passed = report
+        .skipped_with_markers
+        .iter()
+        .find(|passed| passed.line == finding.location.line)
+        .expect("a unit the reader passed over");
+    let value = &passed.value;
+    assert_eq!(
+        (&value.unit, &value.path, &value.offset, &value.marker),
+        (unit, path, offset, marker)
+    );
+    assert_eq!(value.frame_id, finding.location.frame_id);
+    let _ = finding.to_string();
+    true
+}
+
+/// Every failed unit is one unreadable-unit finding, every unit passed over with a live marker
+/// one finding, and findings come in line order.
 fn unreadable_units_add_up<T>(findings: &[Finding], report: &Report<T>) {
     let count = findings
         .iter()
         .filter(|finding| matches!(finding.kind, FindingKind::UnreadableUnit { .. }))
         .count();
     assert_eq!(count, report.counts.failed);
+    let passed = findings
+        .iter()
+        .filter(|finding| matches!(finding.kind, FindingKind::LiveMarkerInSkippedUnit { .. }))
+        .count();
+    assert_eq!(passed, report.skipped_with_markers.len());
+    assert!(passed <= report.counts.skipped);
     assert!(
         findings
             .windows(2)
@@ -417,6 +483,14 @@ fn consistent(kind: &FindingKind, text: &str, label: Option<&Label>) {
         FindingKind::FenceOnExempt { markers, .. } => {
             assert!(!reference::markers(text.as_bytes()).is_empty());
             assert_eq!(markers.as_deref(), block.ok().map(|block| block.source()));
+        }
+        FindingKind::TruncationDenied => {
+            assert!(block.is_ok_and(|block| block.is_truncated()));
+        }
+        FindingKind::LiveMarkerOutsideBlock { error } => {
+            assert!(!reference::markers(text.as_bytes()).is_empty());
+            assert_eq!(block.err(), Some(*error));
+            assert!(label.is_none_or(|label| label.source().is_none()));
         }
         FindingKind::OutputBytesMismatch {
             output_bytes,

@@ -26,7 +26,10 @@ pub(crate) enum Expect {
     /// A task: fenced (one block, as a tool result but under any source) or trusted (no live
     /// marker).
     Task,
-    /// A failed call, or a unit of no kind: either way.
+    /// A failed call with no evidence that it ran, or a record line of a role the verifier does
+    /// not know: one block (as a tool result, under any source) or no live marker.
+    BlockOrPlain,
+    /// A unit of no kind (the operator's `system` and `developer` lines): either way.
     Anything,
 }
 
@@ -35,7 +38,8 @@ pub(crate) enum Expect {
 pub(crate) struct Rules {
     pub(crate) skills: BTreeSet<String>,
     pub(crate) tools: Option<BTreeSet<String>>,
-    pub(crate) calls: BTreeMap<String, String>,
+    /// Every name each call id is bound to.
+    pub(crate) calls: BTreeMap<String, BTreeSet<String>>,
 }
 
 impl Rules {
@@ -44,7 +48,7 @@ impl Rules {
         for item in &stream.items {
             let artifact = &item.value.frame.artifact;
             if let (Some(id), Some(name)) = (artifact.tool_call_id.value(), &artifact.tool_name) {
-                self.calls.insert(id.clone(), name.clone());
+                self.bind(id, name);
             }
         }
     }
@@ -53,8 +57,26 @@ impl Rules {
     /// reader read them), as `verify_record` does before it checks.
     pub(crate) fn learn_from_record(&mut self, record: &RecordReport) {
         for (id, name) in record.items.iter().flat_map(|line| line.value.calls()) {
-            self.calls.insert(id.into(), name.into());
+            self.bind(id, name);
         }
+    }
+
+    /// Binds call `id` to `name`, alongside any name it has.
+    pub(crate) fn bind(&mut self, id: &str, name: &str) {
+        self.calls
+            .entry(id.to_owned())
+            .or_default()
+            .insert(name.to_owned());
+    }
+
+    /// The name a call went to: of a reused id's names, never a skill's while one is not.
+    fn call_name(&self, id: &str) -> Option<&str> {
+        let names = self.calls.get(id)?;
+        names
+            .iter()
+            .find(|name| !self.skills.contains(*name))
+            .or_else(|| names.first())
+            .map(String::as_str)
     }
 
     fn is_skill(&self, name: Option<&str>) -> bool {
@@ -76,21 +98,24 @@ impl Rules {
         }) {
             Expect::Exempt
         } else {
-            Expect::Anything
+            Expect::BlockOrPlain
         }
     }
 
-    /// An artifact frame: a hook artifact when all four of its call fields say so.
+    /// An artifact frame: a hook artifact when all four of its call fields say so; a tool's
+    /// result when a subprocess ran, whatever its name.
     pub(crate) fn frame(&self, artifact: &ParsedArtifact) -> Expect {
         let name = artifact.tool_name.as_deref();
         let hook = artifact.tool_call_id.is_null()
             && artifact.duration_ms.is_null()
             && artifact.exit_code.is_none()
             && artifact.is_error == Some(false);
-        if hook || self.is_skill(name) {
+        if hook {
             Expect::Exempt
         } else if artifact.exit_code.is_some() {
             Expect::ToolResult(name.map(String::from))
+        } else if self.is_skill(name) {
+            Expect::Exempt
         } else {
             self.call(name, artifact.is_error)
         }
@@ -100,8 +125,7 @@ impl Rules {
         message
             .tool_call_id
             .as_deref()
-            .and_then(|id| self.calls.get(id))
-            .map(String::as_str)
+            .and_then(|id| self.call_name(id))
             .or(message.name.as_deref())
     }
 
@@ -122,7 +146,8 @@ impl Rules {
             "tool" | "function" => self.call(self.line_call(message), message.is_error),
             "assistant" => Expect::Exempt,
             "user" => Expect::Task,
-            _ => Expect::Anything,
+            "system" | "developer" => Expect::Anything,
+            _ => Expect::BlockOrPlain,
         })
     }
 
@@ -139,20 +164,24 @@ impl Rules {
         let tool_line = matches!(message.role.as_str(), "tool" | "function");
         let is_error = is_error.or(if tool_line { message.is_error } else { None });
         let name = match tool_call_id {
-            Some(id) => self.calls.get(id).map(String::as_str),
+            Some(id) => self.call_name(id),
             None if tool_line => self.line_call(message),
             None => None,
         };
         self.call(name, is_error)
     }
 
-    /// A trace event's output.
+    /// A trace event's output: a `tool_call` is a tool's, even under a skill's name.
     pub(crate) fn event(&self, event: &ParsedEvent) -> Expect {
         match event {
             ParsedEvent::ToolCall(call) if call.status == "error" => {
-                self.call(Some(&call.tool_name), Some(true))
+                if self.is_skill(Some(&call.tool_name)) {
+                    Expect::BlockOrPlain
+                } else {
+                    self.call(Some(&call.tool_name), Some(true))
+                }
             }
-            ParsedEvent::ToolCall(call) => self.call(Some(&call.tool_name), None),
+            ParsedEvent::ToolCall(call) => Expect::ToolResult(Some(call.tool_name.clone())),
             _ => Expect::Exempt,
         }
     }
@@ -185,7 +214,7 @@ pub(crate) fn assert_safe(text: &str, expect: &Expect, what: &dyn Fn() -> String
             "{} verifies clean, but carries live markers at {markers:?}: {text:?}",
             what()
         ),
-        Expect::Task => assert!(
+        Expect::Task | Expect::BlockOrPlain => assert!(
             markers.is_empty() || one_block(),
             "{} verifies clean, but its markers make no block: {text:?}",
             what()
@@ -208,6 +237,16 @@ pub(crate) fn clean_frames_are_safe(stream: &StreamReport, findings: &[Finding],
             let artifact = &item.value.frame.artifact;
             let what = || format!("the frame at line {}", item.line);
             assert_safe(&artifact.content, &rules.frame(artifact), &what);
+            let cut_short = reference::parse(&artifact.content).is_ok_and(|(_, content)| {
+                content
+                    .strip_suffix(fence_runtime::TRUNCATION_NOTICE)
+                    .is_some_and(|before| before.ends_with('\n'))
+            });
+            assert!(
+                !(cut_short && artifact.truncated == Some(false)),
+                "{} verifies clean, but says `truncated: false` of a block cut short",
+                what()
+            );
         }
     }
 }

@@ -192,7 +192,7 @@ fn a_user_line_is_one_valid_block_or_text_with_no_live_marker() {
 }
 
 #[test]
-fn system_lines_and_unknown_roles_are_not_checked_for_markers() {
+fn system_lines_are_not_checked_for_markers_and_unknown_roles_are() {
     // The runtime's own system prompt may explain the fence, and so name its markers.
     let system = format!(
         r#"{{"role":"system","content":[{{"type":"text","text":{}}}]}}"#,
@@ -213,7 +213,7 @@ fn system_lines_and_unknown_roles_are_not_checked_for_markers() {
     assert!(!findings[0].is_error());
     assert_eq!(
         findings[0].to_string(),
-        "conversation record, line 1: role `Tool` is none of `user`, `assistant`, `tool`, `function`, `system`, `developer`: its text is not checked"
+        "conversation record, line 1: role `Tool` is none of `user`, `assistant`, `tool`, `function`, `system`, `developer`: its text is checked as one valid block or text with no live marker"
     );
 }
 

@@ -40,7 +40,7 @@ fn verify_workdir() -> Vec<Finding> {
             stream.counts.skipped,
             stream.counts.failed
         ),
-        (10, 1, 1)
+        (11, 1, 1)
     );
     assert_eq!(
         (
@@ -48,11 +48,11 @@ fn verify_workdir() -> Vec<Finding> {
             record.counts.skipped,
             record.counts.failed
         ),
-        (13, 1, 0)
+        (15, 1, 0)
     );
     assert_eq!(
         (trace.counts.read, trace.counts.skipped, trace.counts.failed),
-        (9, 2, 0)
+        (11, 3, 0)
     );
 
     let mut context =
@@ -68,6 +68,10 @@ fn verify_workdir() -> Vec<Finding> {
 }
 
 #[test]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one finding per planted defect, spelled out"
+)]
 fn each_planted_defect_is_found_exactly_once_and_nothing_else() {
     let expected = [
         Finding::new(
@@ -106,6 +110,10 @@ fn each_planted_defect_is_found_exactly_once_and_nothing_else() {
                     column: 262,
                 },
             },
+        ),
+        Finding::new(
+            at(Surface::ArtifactStream, 47, Some("10")),
+            FindingKind::TruncationDenied,
         ),
         Finding::new(
             at(Surface::Record, 6, None),
@@ -147,6 +155,20 @@ fn each_planted_defect_is_found_exactly_once_and_nothing_else() {
             },
         ),
         Finding::new(
+            at(Surface::Record, 14, None),
+            FindingKind::LiveMarkerOutsideBlock {
+                error: ParseError::NoOpener,
+            },
+        ),
+        Finding::new(
+            at(Surface::Record, 15, None),
+            FindingKind::CallIdReused {
+                id: "toolu_11".into(),
+                name: "read-file".into(),
+                other: "bash".into(),
+            },
+        ),
+        Finding::new(
             at(Surface::Trace, 4, None),
             FindingKind::OutputBytesMismatch {
                 output_bytes: 10,
@@ -166,6 +188,21 @@ fn each_planted_defect_is_found_exactly_once_and_nothing_else() {
                 status: "success".into(),
             },
         ),
+        Finding::new(
+            at(Surface::Trace, 10, None),
+            FindingKind::LiveMarkerInSkippedUnit {
+                unit: "a trace event of type `llm_response`".into(),
+                path: "text".into(),
+                offset: 6,
+                marker: MarkerKind::Closer,
+            },
+        ),
+        Finding::new(
+            at(Surface::Trace, 11, None),
+            FindingKind::SkillCalledAsTool {
+                name: "triage".into(),
+            },
+        ),
     ];
     assert_eq!(verify_workdir(), expected);
 }
@@ -177,14 +214,19 @@ fn the_fixture_covers_every_finding_kind_once() {
     assert_eq!(
         names,
         [
+            "call-id-reused",
             "fence-on-exempt",
             "fence-without-label",
             "label-mismatch",
             "label-on-invalid-block",
             "live-marker-in-block",
+            "live-marker-in-skipped-unit",
+            "live-marker-outside-block",
             "not-a-hook-artifact",
             "output-bytes-mismatch",
+            "skill-called-as-tool",
             "tool-source-mismatch",
+            "truncation-denied",
             "unfenced-tool-result",
             "unknown-role",
             "unknown-source-kind",
@@ -217,11 +259,11 @@ fn findings_read_well() {
         "artifact stream, line 43 (frame id 9): cannot be read, so nothing in it was checked: duplicate key `content` at column 262: readers disagree on which value wins; write each key once"
     );
     assert_eq!(
-        text[9],
+        text[10],
         "conversation record, line 12, content[1]: the part at `content[1]` (type `document`) is of a type the verifier does not know, or lacks the key that holds its text: its text is not checked"
     );
     assert_eq!(
-        text[12],
+        text[15],
         "trace, line 5: a live closing marker at byte 46 inside a fenced block"
     );
 }

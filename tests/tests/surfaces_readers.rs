@@ -1,4 +1,5 @@
-//! The line readers: headers and role-less lines skipped and counted, unknown keys ignored,
+//! The line readers: headers and role-less lines skipped and counted, lines that are no JSON
+//! object failed, unknown keys ignored,
 //! absent told apart from null, malformed lines reported with their line numbers while reading
 //! goes on.
 
@@ -7,7 +8,7 @@ use fence_runtime::surfaces::{
 };
 
 #[test]
-fn a_record_skips_its_header_and_lines_without_a_string_role() {
+fn a_record_skips_its_header_and_lines_without_a_string_role_and_fails_lines_that_are_no_object() {
     let record = b"{\"type\":\"murmur.record\",\"version\":1}\n\
         {\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]}\n\
         {\"role\":null,\"content\":[]}\n\
@@ -23,10 +24,12 @@ fn a_record_skips_its_header_and_lines_without_a_string_role() {
             report.counts.skipped,
             report.counts.failed
         ),
-        (9, 7, 0)
+        (9, 5, 2)
     );
     let lines: Vec<_> = report.items.iter().map(|item| item.line).collect();
     assert_eq!(lines, [2, 9]);
+    let failed: Vec<_> = report.errors.iter().map(|error| error.line).collect();
+    assert_eq!(failed, [5, 6]);
 }
 
 #[test]

@@ -108,7 +108,11 @@ fn sources_of_unknown_kinds_and_exempt_results_are_not_tied_to_the_name() {
     );
     // A skill's or a dispatch failure's fence is wrong whatever it names.
     let names: Vec<_> = frame_kinds(
-        &frame("triage", &block("tool:web-fetch", "x"), CALL),
+        &frame(
+            "triage",
+            &block("tool:web-fetch", "x"),
+            &CALL.replace(r#""exit_code":0"#, r#""exit_code":null"#),
+        ),
         &context,
     )
     .iter()

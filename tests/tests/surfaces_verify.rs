@@ -27,7 +27,7 @@ fn frame(tool: &str, content: &str, label: Option<&str>, rest: &str) -> String {
 const CALL: &str =
     r#","tool_call_id":"c1","is_error":false,"duration_ms":5,"exit_code":null,"truncated":false"#;
 const FAILED: &str =
-    r#","tool_call_id":"c1","is_error":true,"duration_ms":5,"exit_code":null,"truncated":false"#;
+    r#","tool_call_id":"c2","is_error":true,"duration_ms":5,"exit_code":null,"truncated":false"#;
 const HOOK: &str = r#","tool_call_id":null,"is_error":false,"duration_ms":null,"exit_code":null,"truncated":false"#;
 
 fn kinds_of_frame(json: &str, context: &VerifyContext) -> Vec<FindingKind> {

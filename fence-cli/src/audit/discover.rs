@@ -104,6 +104,9 @@ pub(crate) fn discover(paths: &[PathBuf]) -> Discovery {
         match std::fs::metadata(path) {
             Err(error) => found.problem(path, cannot(&error)),
             Ok(meta) if meta.is_dir() => walk(path, &mut found),
+            // A FIFO, a socket or a device is never opened: reading one could block, or never
+            // end.
+            Ok(meta) if !meta.is_file() => found.problem(path, not_regular(meta.file_type())),
             Ok(meta) => match recognise(path) {
                 Ok(Some(kind)) => found.add(Target {
                     path: path.clone(),
@@ -136,10 +139,14 @@ fn walk(dir: &Path, found: &mut Discovery) {
                 continue;
             }
         };
-        if !entry.file_type().is_file() {
+        let path = entry.path();
+        if entry.file_type().is_dir() {
             continue;
         }
-        let path = entry.path();
+        if !entry.file_type().is_file() {
+            found.problem(path, not_regular(entry.file_type()));
+            continue;
+        }
         match recognise(path) {
             Ok(Some(kind)) => found.add(Target {
                 path: path.to_path_buf(),
@@ -162,6 +169,52 @@ fn cannot(error: &io::Error) -> String {
     format!("cannot read: {error}")
 }
 
+/// Why a file that is not a regular file is not audited.
+pub(crate) fn not_regular(kind: std::fs::FileType) -> String {
+    let what = file_kind(kind);
+    format!(
+        "is {what}, not a regular file: not opened, as reading it could block or never end; save the surface to a file first"
+    )
+}
+
+#[cfg(unix)]
+fn file_kind(kind: std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if kind.is_fifo() {
+        "a FIFO"
+    } else if kind.is_socket() {
+        "a socket"
+    } else if kind.is_block_device() || kind.is_char_device() {
+        "a device"
+    } else {
+        "not a file"
+    }
+}
+
+#[cfg(not(unix))]
+fn file_kind(_: std::fs::FileType) -> &'static str {
+    "not a file"
+}
+
+/// Opens a file found to be a regular file, for reading, without blocking if it has been
+/// swapped since for a FIFO (on unix, `O_NONBLOCK`); refuses it unless it still is one.
+pub(crate) fn open_regular(path: &Path) -> io::Result<File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = options.open(path)?;
+    let kind = file.metadata()?.file_type();
+    if kind.is_file() {
+        Ok(file)
+    } else {
+        Err(io::Error::other(not_regular(kind)))
+    }
+}
+
 /// How much of a file is read to recognise it by its content.
 const SNIFF: usize = 64 * 1024;
 
@@ -181,7 +234,7 @@ fn recognise(path: &Path) -> io::Result<Option<Kind>> {
         return Ok(Some(Kind::Stream));
     }
     let mut head = Vec::with_capacity(SNIFF);
-    File::open(path)?
+    open_regular(path)?
         .take(SNIFF as u64)
         .read_to_end(&mut head)?;
     Ok(sniff(&head))
@@ -189,7 +242,8 @@ fn recognise(path: &Path) -> io::Result<Option<Kind>> {
 
 /// The surface a file whose first bytes are `head` holds, judged by its first line that is not
 /// blank: an SSE field or comment; a JSON object with a string `event_type` (a trace event), or
-/// a string `role` or a `murmur.record` header (a record line).
+/// a string `role`, a `murmur.record` header or a top-level Responses `function_call` or
+/// `function_call_output` item (a record line).
 pub(crate) fn sniff(head: &[u8]) -> Option<Kind> {
     let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
     let start = head.iter().position(|b| !b.is_ascii_whitespace())?;
@@ -212,7 +266,12 @@ pub(crate) fn sniff(head: &[u8]) -> Option<Kind> {
             let text = |key: &str| value.get(key).and_then(serde_json::Value::as_str);
             if text("event_type").is_some() {
                 Some(Kind::Trace)
-            } else if text("role").is_some() || text("type") == Some("murmur.record") {
+            } else if text("role").is_some()
+                || matches!(
+                    text("type"),
+                    Some("murmur.record" | "function_call" | "function_call_output")
+                )
+            {
                 Some(Kind::Record)
             } else {
                 None
@@ -253,6 +312,10 @@ mod tests {
             Some(Kind::Record)
         );
         assert_eq!(sniff(b"{\"event_type\":\"turn_end\"}"), Some(Kind::Trace));
+        assert_eq!(
+            sniff(b"{\"type\":\"function_call_output\",\"call_id\":\"c\",\"output\":\"x\"}\n"),
+            Some(Kind::Record)
+        );
         assert_eq!(sniff(b"{\"role\":1}\n"), None);
         assert_eq!(sniff(b"{\"skills\":[]}\n"), None);
         assert_eq!(sniff(b"# notes\n"), None);

@@ -19,9 +19,10 @@ pub(crate) use self::report::Format;
 /// `--max-line-bytes`.
 ///
 /// Findings print as `file:line: kind: detail`, then a summary. Exit status: 2 when some input
-/// could not be read — a path that is missing or unreadable, a file that is no surface, a
-/// directory with none, or a unit (line, SSE event) that is not readable, which is also a
-/// finding at its line; otherwise 1 when there is a finding that is an error; otherwise 0
+/// could not be read — a path that is missing or unreadable, a file that is no surface, a FIFO,
+/// socket or device (never opened), a directory with none, a surface file with no unit to
+/// verify, or a unit (line, SSE event) that is not readable, which is also a finding at its
+/// line; otherwise 1 when there is a finding that is an error; otherwise 0
 /// (findings that are not errors, such as an unknown source kind, are reported and do not fail
 /// the audit).
 ///

@@ -41,6 +41,11 @@ impl Tally {
         }
     }
 
+    /// Units read into an item or failed: every unit but those passed over.
+    pub(super) fn checked(&self) -> usize {
+        self.read - self.skipped
+    }
+
     fn add(&mut self, other: Tally) {
         self.read += other.read;
         self.skipped += other.skipped;

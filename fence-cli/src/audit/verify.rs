@@ -2,7 +2,6 @@
 //! depends on (whether it labels its units; the calls a workdir's frames and record name), a
 //! second pass verifies each unit and reports its findings at once.
 
-use std::fs::File;
 use std::io::{self, IsTerminal, Read};
 use std::time::Duration;
 
@@ -12,7 +11,7 @@ use fence_runtime::surfaces::{
 };
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use super::discover::{Discovery, Kind, Problem, Target};
+use super::discover::{Discovery, Kind, Problem, Target, open_regular};
 use super::report::{Reporter, Tally};
 use crate::exit::Failure;
 use crate::input::CHUNK;
@@ -108,7 +107,21 @@ pub(super) fn verify(
                 Verifier::Trace(_) => None,
             };
             match read {
-                Ok(()) => reporter.file(target, tally, labelled),
+                Ok(()) => {
+                    reporter.file(target, tally, labelled);
+                    if tally.checked() == 0 {
+                        // As a directory with no surface: a CI step pointed at the wrong file,
+                        // or a surface in a shape the verifier does not read, must not pass.
+                        let problem = Problem {
+                            path: target.path.clone(),
+                            message: format!(
+                                "holds no unit to verify: every one of its {} was blank or passed over (a header, an event or line of a kind the verifier does not read); check the path",
+                                target.kind.unit()
+                            ),
+                        };
+                        progress.suspend(|| reporter.problem(&problem))?;
+                    }
+                }
                 Err(problem) => progress.suspend(|| reporter.problem(&problem))?,
             }
         }
@@ -171,7 +184,7 @@ fn read_units<R: UnitReader>(
         path: target.path.clone(),
         message: format!("cannot read: {error}"),
     };
-    let mut file = File::open(&target.path).map_err(problem)?;
+    let mut file = open_regular(&target.path).map_err(problem)?;
     let mut buffer = vec![0; CHUNK];
     loop {
         match file.read(&mut buffer) {

@@ -18,8 +18,8 @@ use crate::marker::{self, Marker};
 use crate::parse::ParseError;
 use crate::source::{Source, SourceKind};
 
-/// Checks an artifact frame: whether it is the hook artifact it looks like (1), then its
-/// content (2 and 3).
+/// Checks an artifact frame: whether it is the hook artifact it looks like (1), its content (2
+/// and 3), then whether its `truncated` flag denies what its block says (4).
 pub(super) fn check_frame(
     artifact: &ParsedArtifact,
     surface_labels: bool,
@@ -33,6 +33,14 @@ pub(super) fn check_frame(
             is_error: artifact.is_error,
         });
     }
+    if let Some(name) = &artifact.tool_name {
+        if let Some(id) = artifact.tool_call_id.value() {
+            check_call(id, name, context, out);
+        }
+        if artifact.exit_code.is_some() && context.is_skill(name) {
+            out.push(FindingKind::SkillCalledAsTool { name: name.clone() });
+        }
+    }
     check_content(
         &Unit {
             text: &artifact.content,
@@ -43,6 +51,11 @@ pub(super) fn check_frame(
         },
         out,
     );
+    if artifact.truncated == Some(false)
+        && crate::parse::parse(&artifact.content).is_ok_and(|block| block.is_truncated())
+    {
+        out.push(FindingKind::TruncationDenied);
+    }
 }
 
 /// Checks a record line: its role (1), its own text (2 and 3) unless the line carries only tool
@@ -59,6 +72,19 @@ pub(super) fn check_message(
             role: message.role.clone(),
         });
     }
+    // The calls the line names, and the call a `tool` line answering one names as its own.
+    let own = match (&message.tool_call_id, &message.name) {
+        (Some(id), Some(name)) if is_tool_line(message) => Some((id.as_str(), name.as_str())),
+        _ => None,
+    };
+    // Each call id reused is reported once per line.
+    let mut reported: Vec<&str> = Vec::new();
+    for (id, name) in message.calls().chain(own) {
+        if !reported.contains(&id) && context.other_name(id, name).is_some() {
+            reported.push(id);
+            check_call(id, name, context, &mut findings);
+        }
+    }
     let has_text = message
         .content
         .iter()
@@ -72,7 +98,9 @@ pub(super) fn check_message(
             &Unit {
                 text: &message.text(),
                 label: &message.fence,
-                surface_labels,
+                // A Responses item has no `fence` of its own in that format: unlabelled, as a
+                // part is, unless it carries one.
+                surface_labels: surface_labels && message.item.is_none(),
                 kind: context.classify_message(message),
                 tool: if is_tool_line(message) {
                     context.line_call(message)
@@ -122,7 +150,7 @@ fn check_part(
             }
         }
         Part::Other(value) => findings.push(FindingKind::UnreadablePart {
-            path: format!("content[{index}]"),
+            path: format!("{}[{index}]", content_key(message)),
             part_type: Part::type_of(value).map(String::from),
         }),
         Part::Text(_) | Part::ToolUse { .. } | Part::NoText(_) => {}
@@ -130,10 +158,37 @@ fn check_part(
     findings
 }
 
-/// Checks a trace event: its status (1), its `output` when recorded (2 and 3), and the byte
-/// count of that output (4).
+/// A call id bound to a name other than `name`, the one this unit gives it.
+fn check_call(id: &str, name: &str, context: &VerifyContext, out: &mut Vec<FindingKind>) {
+    if let Some(other) = context.other_name(id, name) {
+        out.push(FindingKind::CallIdReused {
+            id: id.into(),
+            name: name.into(),
+            other: other.into(),
+        });
+    }
+}
+
+/// The key a line's parts are under: a Responses result item's `output`, else `content`.
+fn content_key(message: &ParsedMessage) -> &'static str {
+    if message.item.as_deref() == Some("function_call_output") {
+        "output"
+    } else {
+        "content"
+    }
+}
+
+/// Checks a trace event: a `tool_call` to a declared skill and its status (1), its `output`
+/// when recorded (2 and 3), and the byte count of that output (4).
 pub(super) fn check_event(event: &ParsedEvent, context: &VerifyContext) -> Vec<FindingKind> {
     let mut findings = Vec::new();
+    if let ParsedEvent::ToolCall(call) = event {
+        if context.is_skill(&call.tool_name) {
+            findings.push(FindingKind::SkillCalledAsTool {
+                name: call.tool_name.clone(),
+            });
+        }
+    }
     let (output, output_bytes, kind, tool, status) = match event {
         ParsedEvent::ToolCall(call) => (
             call.output.as_deref(),
@@ -252,8 +307,9 @@ fn check_live_markers(unit: &Unit<'_>, markers: &Markers<'_>, out: &mut Vec<Find
     }
 }
 
-/// Content that is never fenced carrying a fence or any live marker, or a tool result that is
-/// not a valid block.
+/// Content that is never fenced carrying a fence or any live marker; content that may be
+/// fenced or not carrying live markers that make no block; or a tool result that is not a
+/// valid block.
 fn check_fence_expected(unit: &Unit<'_>, markers: &Markers<'_>, out: &mut Vec<FindingKind>) {
     match (unit.kind.exemption(), unit.kind) {
         (Some(exemption), _) if *markers != Markers::Plain => {
@@ -272,6 +328,16 @@ fn check_fence_expected(unit: &Unit<'_>, markers: &Markers<'_>, out: &mut Vec<Fi
                 exemption: Exemption::TrustedTask,
                 markers: None,
             });
+        }
+        // A failed call, or a line of an unknown role, may be fenced or not: one valid block,
+        // or no live marker. Live markers that make no block are neither, unless a label
+        // already says the content was meant to be fenced.
+        (None, ResultKind::FailedCall | ResultKind::UnknownRole)
+            if unit.label.source().is_none() =>
+        {
+            if let Markers::Malformed(error) = markers {
+                out.push(FindingKind::LiveMarkerOutsideBlock { error: *error });
+            }
         }
         (None, ResultKind::ToolResult) => {
             if let Some(error) = markers.error() {

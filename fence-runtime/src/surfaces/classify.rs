@@ -32,15 +32,20 @@ pub enum ResultKind {
     /// reached a tool, and is never fenced.
     DispatchFailure,
     /// A failed call with no evidence that it ran: a tool that failed (fenced) or a refusal or
-    /// dispatch failure (unfenced). Either is accepted.
+    /// dispatch failure (unfenced). Either is accepted, and nothing else: exactly one valid
+    /// block, or text with no live marker.
     FailedCall,
     /// The model's own text (an `assistant` line): never fenced.
     ModelText,
     /// A task payload (a `user` line): one valid block when untrusted, the trusted-task
     /// exemption (plain text) when trusted; anything between the two is a finding.
     Task,
-    /// Not checked for a fence: a `system` or `developer` line, or a role the verifier does not
-    /// know.
+    /// A line of a role the verifier does not know (`ipython`, `Tool`, …): it may be a tool's
+    /// result or anyone's text, so it is checked as a [`FailedCall`](Self::FailedCall) is:
+    /// exactly one valid block, or text with no live marker.
+    UnknownRole,
+    /// Not checked for a fence: a `system` or `developer` line, the operator's own
+    /// instructions.
     NotAResult,
 }
 
@@ -65,6 +70,7 @@ impl ResultKind {
             ResultKind::ToolResult
             | ResultKind::FailedCall
             | ResultKind::Task
+            | ResultKind::UnknownRole
             | ResultKind::NotAResult => None,
         }
     }
@@ -107,7 +113,8 @@ pub(crate) const KNOWN_ROLES: [&str; 6] = [
 pub struct VerifyContext {
     skills: BTreeSet<String>,
     tools: Option<BTreeSet<String>>,
-    calls: BTreeMap<String, String>,
+    /// Every name each call id was bound to: more than one is a call id reused.
+    calls: BTreeMap<String, BTreeSet<String>>,
 }
 
 impl VerifyContext {
@@ -172,8 +179,13 @@ impl VerifyContext {
         tool_call_id: impl Into<String>,
         name: impl Into<String>,
     ) -> VerifyContext {
-        self.calls.insert(tool_call_id.into(), name.into());
+        self.bind(tool_call_id.into(), name.into());
         self
+    }
+
+    /// Binds call `id` to `name`, alongside any name it is bound to already.
+    fn bind(&mut self, id: String, name: String) {
+        self.calls.entry(id).or_default().insert(name);
     }
 
     /// Learns which tool or skill each call went to from an artifact stream's frames: what
@@ -209,7 +221,7 @@ impl VerifyContext {
     pub fn learn_call_from_frame(&mut self, frame: &ParsedFrame) {
         let artifact = &frame.artifact;
         if let (Some(id), Some(name)) = (artifact.tool_call_id.value(), &artifact.tool_name) {
-            self.calls.insert(id.clone(), name.clone());
+            self.bind(id.clone(), name.clone());
         }
     }
 
@@ -246,7 +258,7 @@ impl VerifyContext {
     /// ```
     pub fn learn_calls_from_message(&mut self, message: &ParsedMessage) {
         for (id, name) in message.calls() {
-            self.calls.insert(id.into(), name.into());
+            self.bind(id.into(), name.into());
         }
     }
 
@@ -272,19 +284,56 @@ impl VerifyContext {
             .is_some_and(|tools| !tools.contains(name) && !self.is_skill(name))
     }
 
-    /// The tool or skill a call went to, when known.
+    /// The tool or skill a call went to, when known. A call id bound to more than one name (a
+    /// call id reused, which the verifier reports) is never taken for a skill's while one of its
+    /// names is not a declared skill: of its names, the first in byte order that is not a
+    /// skill, else the first.
     ///
     /// ```
-    /// assert_eq!(fence_runtime::surfaces::VerifyContext::new().call_name("c"), None);
+    /// use fence_runtime::surfaces::VerifyContext;
+    ///
+    /// assert_eq!(VerifyContext::new().call_name("c"), None);
+    /// let reused = VerifyContext::new().with_skills(["a-skill"]).with_call("c", "a-skill").with_call("c", "web-fetch");
+    /// assert_eq!(reused.call_name("c"), Some("web-fetch"));
     /// ```
     pub fn call_name(&self, tool_call_id: &str) -> Option<&str> {
-        self.calls.get(tool_call_id).map(String::as_str)
+        let names = self.calls.get(tool_call_id)?;
+        names
+            .iter()
+            .find(|name| !self.is_skill(name))
+            .or_else(|| names.first())
+            .map(String::as_str)
+    }
+
+    /// Every name call `tool_call_id` was bound to (by [`with_call`](Self::with_call) or
+    /// learned from a surface), in byte order: more than one is a call id reused.
+    ///
+    /// ```
+    /// use fence_runtime::surfaces::VerifyContext;
+    ///
+    /// let context = VerifyContext::new().with_call("c1", "bash").with_call("c1", "triage");
+    /// assert_eq!(context.call_names("c1").collect::<Vec<_>>(), ["bash", "triage"]);
+    /// assert_eq!(context.call_names("c2").count(), 0);
+    /// ```
+    pub fn call_names(&self, tool_call_id: &str) -> impl Iterator<Item = &str> {
+        self.calls
+            .get(tool_call_id)
+            .into_iter()
+            .flatten()
+            .map(String::as_str)
+    }
+
+    /// A name other than `name` that call `tool_call_id` is bound to, if any: the call id is
+    /// then bound to two names.
+    pub(crate) fn other_name(&self, tool_call_id: &str, name: &str) -> Option<&str> {
+        self.call_names(tool_call_id).find(|bound| *bound != name)
     }
 
     /// Classifies an artifact frame. In order: a hook artifact has `tool_call_id` and
     /// `duration_ms` both `null`, `exit_code` `null` and `is_error` `false` (all four; a frame
-    /// with only some of them is not one); a declared skill's name is a skill result; a non-null
-    /// `exit_code` (a subprocess ran) or an `is_error` that is not `true` is a tool result; a
+    /// with only some of them is not one); a non-null `exit_code` (a subprocess ran) is a tool
+    /// result, even under a declared skill's name (which the verifier reports); a declared
+    /// skill's name is a skill result; an `is_error` that is not `true` is a tool result; a
     /// failed call to an undeclared name is a dispatch failure; any other failed call is a
     /// [`ResultKind::FailedCall`].
     ///
@@ -305,10 +354,10 @@ impl VerifyContext {
             && artifact.is_error == Some(false)
         {
             ResultKind::HookArtifact
-        } else if name.is_some_and(|name| self.is_skill(name)) {
-            ResultKind::SkillResult
         } else if artifact.exit_code.is_some() {
             ResultKind::ToolResult
+        } else if name.is_some_and(|name| self.is_skill(name)) {
+            ResultKind::SkillResult
         } else {
             self.call_result(name, artifact.is_error)
         }
@@ -318,7 +367,8 @@ impl VerifyContext {
     /// line answering a call to a declared skill is a skill result; one whose `is_error` is not
     /// `true` is a tool result; a failed call to an undeclared name is a dispatch failure; any
     /// other failed call is a [`ResultKind::FailedCall`]. An `assistant` line is the model's own
-    /// text, a `user` line a task; any other role is not checked. The call's name comes from the
+    /// text, a `user` line a task, a `system` or `developer` line the operator's own text (not
+    /// checked); any other role is [`ResultKind::UnknownRole`]. The call's name comes from the
     /// context (see [`with_call`](Self::with_call)), else from the line's `name`.
     ///
     /// ```
@@ -335,7 +385,8 @@ impl VerifyContext {
             "tool" | "function" => self.call_result(self.line_call(message), message.is_error),
             "assistant" => ResultKind::ModelText,
             "user" => ResultKind::Task,
-            _ => ResultKind::NotAResult,
+            "system" | "developer" => ResultKind::NotAResult,
+            _ => ResultKind::UnknownRole,
         }
     }
 
@@ -367,10 +418,11 @@ impl VerifyContext {
         }
     }
 
-    /// Classifies a `tool_call` trace event: a declared skill's name is a skill result; status
-    /// `error` is a failed call — a dispatch failure when the name is undeclared, else a
-    /// [`ResultKind::FailedCall`]; any other status, `ok` or one the verifier does not know, is a
-    /// tool result.
+    /// Classifies a `tool_call` trace event. The trace says a tool was called (a skill's call is
+    /// a `skill_call`), so a declared skill's name makes no skill result here (the verifier
+    /// reports it): status `error` is a failed call — a dispatch failure when the name is
+    /// undeclared, else a [`ResultKind::FailedCall`]; any other status, `ok` or one the
+    /// verifier does not know, is a tool result.
     ///
     /// ```
     /// use fence_runtime::surfaces::{read_trace, ParsedEvent, ResultKind, VerifyContext};
@@ -382,9 +434,7 @@ impl VerifyContext {
     /// ```
     #[must_use]
     pub fn classify_tool_call(&self, call: &ParsedToolCall) -> ResultKind {
-        if self.is_skill(&call.tool_name) {
-            ResultKind::SkillResult
-        } else if call.status == "error" {
+        if call.status == "error" {
             self.failed_call(Some(&call.tool_name))
         } else {
             ResultKind::ToolResult

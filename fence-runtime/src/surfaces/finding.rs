@@ -55,8 +55,9 @@ pub struct Location {
     /// The SSE `id:` of a frame's event, when it had one.
     pub frame_id: Option<String>,
     /// The 0-based index, in a record line's `content` array, of the part the finding is about:
-    /// a tool result carried as a part, or a part that cannot be read. `None` for a finding
-    /// about the line's text, and on the other surfaces.
+    /// a tool result carried as a part, or a part that cannot be read (in a top-level Responses
+    /// `function_call_output`, the index in its `output`). `None` for a finding about the line's
+    /// text, and on the other surfaces.
     pub part: Option<usize>,
 }
 
@@ -187,6 +188,20 @@ pub enum FindingKind {
         /// Why it could not be read.
         error: ReadError,
     },
+    /// A unit passed over on purpose — the record header, a record line with no string `role`
+    /// that is no Responses item, a trace event of a type the verifier does not read, an SSE
+    /// event of a type other than `artifact` — whose text holds a live marker: the first one,
+    /// in any string of it, keys included. Nothing the model may read is passed over unchecked.
+    LiveMarkerInSkippedUnit {
+        /// What the unit is: "the record header", "an SSE event of type `status`", ….
+        unit: String,
+        /// Where the string is in the unit (`detail.lines[1]`; empty for its whole text).
+        path: String,
+        /// The byte offset of the marker's `<` in that string.
+        offset: usize,
+        /// Which marker it is.
+        marker: MarkerKind,
+    },
     /// A part of a record line's `content` that the verifier cannot read: a type it does not
     /// know, no string `type`, or a known type without the key that holds its text. Its text,
     /// if any, is not checked.
@@ -252,6 +267,14 @@ pub enum FindingKind {
         /// The source of the block, when the content is a valid one.
         markers: Option<String>,
     },
+    /// Content that may be fenced or not — a failed call with no evidence that it ran, a record
+    /// line of a role the verifier does not know — that is neither: it carries live markers
+    /// but is not exactly one valid block (a forged marker in unfenced text, a valid block with
+    /// text after it, …). Such content is one block, or text with no live marker at all.
+    LiveMarkerOutsideBlock {
+        /// Why the content is not a block.
+        error: ParseError,
+    },
     /// A frame whose `tool_call_id` and `duration_ms` are both `null`, as on a hook artifact,
     /// but whose `exit_code` is not `null` or whose `is_error` is not `false`: it is not a hook
     /// artifact, and is checked as a call.
@@ -261,12 +284,38 @@ pub enum FindingKind {
         /// The frame's `is_error`.
         is_error: Option<bool>,
     },
+    /// A call id bound to two different names: the unit names call `id` `name`, but the
+    /// context, an artifact frame or a record's call (a `tool_use` or `function_call` part, a
+    /// `tool_calls` entry, a `tool` line's own `name`) binds it to `other`. Which name a result
+    /// answering the call belongs to is then unknown; the verifier never takes it for a skill's
+    /// doc while one of the names is not a declared skill.
+    CallIdReused {
+        /// The call id.
+        id: String,
+        /// The name this unit gives the call.
+        name: String,
+        /// Another name the call id is bound to.
+        other: String,
+    },
+    /// A declared skill's name where the surface says a tool was called: a trace `tool_call`
+    /// event (a skill's call is a `skill_call`), or an artifact frame with a non-null
+    /// `exit_code` (a subprocess ran). Its content is checked as a tool's result, never as the
+    /// skill's doc.
+    SkillCalledAsTool {
+        /// The skill's name.
+        name: String,
+    },
     /// A trace event whose `status` is neither `"ok"` nor `"error"`. A `tool_call` with one is
     /// checked as a tool result.
     UnknownStatus {
         /// The status as written.
         status: String,
     },
+    /// An artifact frame says `truncated: false`, but its content is a block that ends with
+    /// the [`TRUNCATION_NOTICE`](crate::TRUNCATION_NOTICE) on a line of its own: the fence was
+    /// closed as cut short, and the flag denies it. (A frame with no `truncated` key says
+    /// nothing, and is not reported.)
+    TruncationDenied,
     /// A trace event's `output_bytes` differs from the byte length of its `output`.
     OutputBytesMismatch {
         /// What the event says.
@@ -281,8 +330,9 @@ pub enum FindingKind {
         source: String,
     },
     /// A record line whose `role` is none of `user`, `assistant`, `tool`, `function`, `system`
-    /// and `developer`: its text is not checked (its tool result parts are). Reported, but not
-    /// an error.
+    /// and `developer`. Its text is checked as content that may be fenced or not (one valid
+    /// block, or no live marker: see [`LiveMarkerOutsideBlock`](Self::LiveMarkerOutsideBlock)),
+    /// and its tool result parts as ever. Reported, but not an error.
     UnknownRole {
         /// The role as written.
         role: String,
@@ -319,6 +369,7 @@ impl FindingKind {
     pub fn name(&self) -> &'static str {
         match self {
             FindingKind::UnreadableUnit { .. } => "unreadable-unit",
+            FindingKind::LiveMarkerInSkippedUnit { .. } => "live-marker-in-skipped-unit",
             FindingKind::UnreadablePart { .. } => "unreadable-part",
             FindingKind::LabelMismatch { .. } => "label-mismatch",
             FindingKind::LabelOnInvalidBlock { .. } => "label-on-invalid-block",
@@ -327,8 +378,12 @@ impl FindingKind {
             FindingKind::UnfencedToolResult { .. } => "unfenced-tool-result",
             FindingKind::ToolSourceMismatch { .. } => "tool-source-mismatch",
             FindingKind::FenceOnExempt { .. } => "fence-on-exempt",
+            FindingKind::LiveMarkerOutsideBlock { .. } => "live-marker-outside-block",
             FindingKind::NotAHookArtifact { .. } => "not-a-hook-artifact",
+            FindingKind::CallIdReused { .. } => "call-id-reused",
+            FindingKind::SkillCalledAsTool { .. } => "skill-called-as-tool",
             FindingKind::UnknownStatus { .. } => "unknown-status",
+            FindingKind::TruncationDenied => "truncation-denied",
             FindingKind::OutputBytesMismatch { .. } => "output-bytes-mismatch",
             FindingKind::UnknownSourceKind { .. } => "unknown-source-kind",
             FindingKind::UnknownRole { .. } => "unknown-role",
@@ -341,6 +396,18 @@ impl fmt::Display for FindingKind {
         match self {
             FindingKind::UnreadableUnit { error } => {
                 write!(f, "cannot be read, so nothing in it was checked: {error}")
+            }
+            FindingKind::LiveMarkerInSkippedUnit {
+                unit,
+                path,
+                offset,
+                marker,
+            } => {
+                write!(f, "{unit}, passed over, holds a live {marker} marker at byte {offset}")?;
+                if !path.is_empty() {
+                    write!(f, " of its string at `{path}`")?;
+                }
+                Ok(())
             }
             FindingKind::UnreadablePart { path, part_type } => {
                 write!(f, "the part at `{path}` ")?;
@@ -385,28 +452,28 @@ impl fmt::Display for FindingKind {
                     "{exemption} content, never fenced, carries a live marker"
                 ),
             },
+            FindingKind::LiveMarkerOutsideBlock { error } => write!(
+                f,
+                "carries live markers but is not one valid block ({error}); content that may be fenced or not is one block or has no live marker"
+            ),
             FindingKind::NotAHookArtifact {
                 exit_code,
                 is_error,
-            } => {
-                f.write_str(
-                    "`tool_call_id` and `duration_ms` are null as on a hook artifact, but ",
-                )?;
-                match exit_code {
-                    Some(code) => write!(f, "`exit_code` is {code}")?,
-                    None => f.write_str("`exit_code` is null")?,
-                }
-                match is_error {
-                    Some(flag) => write!(f, " and `is_error` is {flag}")?,
-                    None => f.write_str(" and `is_error` is missing")?,
-                }
-                f.write_str(
-                    " (a hook artifact has `exit_code` null and `is_error` false): checked as a call",
-                )
-            }
+            } => not_a_hook_artifact(f, *exit_code, *is_error),
+            FindingKind::CallIdReused { id, name, other } => write!(
+                f,
+                "call id `{id}` is named `{name}` here but `{other}` elsewhere: one call id, two names"
+            ),
+            FindingKind::SkillCalledAsTool { name } => write!(
+                f,
+                "the declared skill `{name}` is called as a tool here: checked as a tool's result"
+            ),
             FindingKind::UnknownStatus { status } => write!(
                 f,
                 "`status` `{status}` is neither `ok` nor `error`: checked as a tool result"
+            ),
+            FindingKind::TruncationDenied => f.write_str(
+                "`truncated` is false, but the block ends with the truncation notice: its content was cut short",
             ),
             FindingKind::OutputBytesMismatch {
                 output_bytes,
@@ -421,10 +488,28 @@ impl fmt::Display for FindingKind {
             ),
             FindingKind::UnknownRole { role } => write!(
                 f,
-                "role `{role}` is none of `user`, `assistant`, `tool`, `function`, `system`, `developer`: its text is not checked"
+                "role `{role}` is none of `user`, `assistant`, `tool`, `function`, `system`, `developer`: its text is checked as one valid block or text with no live marker"
             ),
         }
     }
+}
+
+/// Says what a frame dressed as a hook artifact is not.
+fn not_a_hook_artifact(
+    f: &mut fmt::Formatter<'_>,
+    exit_code: Option<i32>,
+    is_error: Option<bool>,
+) -> fmt::Result {
+    f.write_str("`tool_call_id` and `duration_ms` are null as on a hook artifact, but ")?;
+    match exit_code {
+        Some(code) => write!(f, "`exit_code` is {code}")?,
+        None => f.write_str("`exit_code` is null")?,
+    }
+    match is_error {
+        Some(flag) => write!(f, " and `is_error` is {flag}")?,
+        None => f.write_str(" and `is_error` is missing")?,
+    }
+    f.write_str(" (a hook artifact has `exit_code` null and `is_error` false): checked as a call")
 }
 
 /// One finding: what, and where.

@@ -71,6 +71,20 @@
 //! An assistant line's calls in the chat-completions format (`tool_calls`, outside `content`)
 //! are read too ([`ParsedMessage::calls`]).
 //!
+//! A record line with no string `role` is read when it is a top-level item of the `OpenAI`
+//! Responses API ([`ParsedMessage::item`]): a `function_call_output` is a tool result answering
+//! its `call_id` (read as a `tool` line, its `output` as the content), a `function_call` names
+//! a call (read as an `assistant` line holding it), as the parts of those types are read. A line
+//! that is not a JSON object (an array, a string, a number) cannot be read.
+//!
+//! Every other unit is passed over — blank lines, the record header, record lines with no
+//! string `role` (a wrapped transcript, a reasoning item), trace events other than `tool_call`
+//! and `skill_call`, SSE events other than `artifact` — but never unread: every string in it,
+//! keys included, is searched for a live marker (an SSE event's data as text when it is not
+//! JSON), and one that holds one is handed over as [`Unit::SkippedWithMarker`] and is a finding
+//! ([`FindingKind::LiveMarkerInSkippedUnit`]). A unit passed over with no live marker, the
+//! header among them, is skipped without a word.
+//!
 //! # Verifying
 //!
 //! [`verify_stream`], [`verify_record`], [`verify_trace`] and [`verify_frame`] return typed
@@ -116,8 +130,17 @@
 //!   the line is labelled, in which case [`LabelOnInvalidBlock`](FindingKind::LabelOnInvalidBlock)
 //!   already says it.
 //!
-//! `system` and `developer` lines are not checked: they are the runtime's own instructions,
-//! which may explain the fence and so name its markers.
+//! Content that may be fenced or not — a failed call with no evidence that it ran, a line of a
+//! role the verifier does not know (`ipython`, `Tool`) — is held to the same rule: it is one
+//! valid block (whose only live markers are its own opener and final closer) or text with no
+//! live marker at all; anything between the two is
+//! [`LiveMarkerOutsideBlock`](FindingKind::LiveMarkerOutsideBlock), unless a label already
+//! says it was meant to be fenced ([`LabelOnInvalidBlock`](FindingKind::LabelOnInvalidBlock)).
+//! So no unit the model reads carries a live marker except its own fence's.
+//!
+//! `system` and `developer` lines are not checked: they are the operator's own instructions
+//! (the runtime's, never a tool's or a peer's), which may explain the fence and so name its
+//! markers.
 //!
 //! ## Absent labels
 //!
@@ -132,7 +155,8 @@
 //!   bug, not an older version. An *unfenced* frame missing the key in a labelled stream breaks
 //!   "present on every frame" but hides nothing, and is not reported.
 //! - A record line's `fence: null` is read as a present key, so it makes the record labelled.
-//! - A tool result carried as a part has no label of its own: it is read from its markers.
+//! - A tool result carried as a part has no label of its own: it is read from its markers. So
+//!   is a top-level Responses item, unless it carries a `fence` key: that format has none.
 //!
 //! ## Classifying a unit
 //!
@@ -142,26 +166,42 @@
 //! | Surface | Rule, first match wins | Kind |
 //! |---|---|---|
 //! | frame | `tool_call_id`, `duration_ms` and `exit_code` `null`, and `is_error` `false` (absent ids are not `null`) | hook artifact |
+//! | frame | `exit_code` non-null (a subprocess ran), whatever the name | tool result |
 //! | frame | `tool_name` is a declared skill | skill result |
-//! | frame | `exit_code` non-null (a subprocess ran), or `is_error` not `true` | tool result |
+//! | frame | `is_error` not `true` | tool result |
 //! | record | `role` `assistant` | model text |
 //! | record | `role` `user` | task |
-//! | record | `role` `system`, `developer`, or one the verifier does not know | not checked |
+//! | record | `role` `system` or `developer` | not checked |
+//! | record | a `role` the verifier does not know | unknown role: one block or no live marker |
 //! | record | a `tool` (or `function`) line, or a tool result part, whose call went to a declared skill | skill result |
 //! | record | such a line or part whose `is_error` is not `true` | tool result |
-//! | trace | `skill_call`, or a `tool_call` whose `tool_name` is a declared skill | skill result |
+//! | trace | `skill_call` | skill result |
 //! | trace | `tool_call` whose `status` is not `"error"` (`"ok"`, or one the verifier does not know) | tool result |
 //! | any | failed, and the name is neither a declared tool nor skill (tools declared) | dispatch failure |
-//! | any | failed, otherwise | failed call: fenced or not, both accepted |
+//! | any | failed, otherwise | failed call: one block or no live marker |
 //!
 //! A failed call with no other evidence may be a tool that ran and failed (fenced) or a refusal
-//! or dispatch failure (unfenced), so it is not checked for a fence either way. Undeclared
+//! or dispatch failure (unfenced), so either is accepted — but only either: exactly one valid
+//! block, or text with no live marker. Undeclared
 //! names decide a dispatch failure only for *failed* calls: a successful call to a tool the
 //! context does not list (such as the runtime's own peer-handoff tools) is still a tool result.
+//! The surface's word that a tool ran outranks a declared skill's name: a trace `tool_call`
+//! (a skill's call is a `skill_call`) and a frame with a non-null `exit_code` are a tool's
+//! result, checked as one, and a declared skill's name on one is
+//! [`SkillCalledAsTool`](FindingKind::SkillCalledAsTool). A tool that shares a skill's name
+//! cannot pass its unfenced output off as the skill's doc.
+//!
 //! A record line learns its call's name from the context ([`VerifyContext::with_call`],
 //! [`VerifyContext::learn_calls_from_stream`]), from the record's own `tool_use` and
 //! `function_call` parts and `tool_calls` lists, or from its own `name` key; a tool result part answers the call its
 //! `tool_use_id` (or `call_id`) names, or on a `tool` line with no id of its own, the line's.
+//!
+//! A call id is bound to one name. Wherever calls are learned — the context, a frame's
+//! `tool_call_id` and `tool_name`, a record's call parts and `tool_calls` entries, a `tool`
+//! line's own `name` beside its `tool_call_id` — a unit that names a call id that is bound
+//! elsewhere to another name is [`CallIdReused`](FindingKind::CallIdReused) (once per id per
+//! unit), and a result answering such a call is never taken for a skill's doc while one of its
+//! names is not a declared skill ([`VerifyContext::call_name`]).
 //!
 //! A frame whose `tool_call_id` and `duration_ms` are `null` but which is not a hook artifact
 //! (an `exit_code`, or an `is_error` other than `false`) is checked as a call, and reported as
@@ -186,12 +226,19 @@
 //!
 //! A unit that could not be read is one
 //! [`UnreadableUnit`](FindingKind::UnreadableUnit), at the line of the unit (for an SSE event,
-//! its first `data:` line, with its `id:`). Otherwise, per unit, in this order:
+//! its first `data:` line, with its `id:`); a unit passed over whose text holds a live marker is
+//! one [`LiveMarkerInSkippedUnit`](FindingKind::LiveMarkerInSkippedUnit), located alike.
+//! Otherwise, per unit, in this order:
 //!
-//! 1. before the content: a frame that looks like a hook artifact but is not one
-//!    ([`NotAHookArtifact`](FindingKind::NotAHookArtifact)); a record line of a role the
-//!    verifier does not know ([`UnknownRole`](FindingKind::UnknownRole), not an error); a trace
-//!    `status` other than `ok` and `error` ([`UnknownStatus`](FindingKind::UnknownStatus));
+//! 1. before the content, on a frame: one that looks like a hook artifact but is not one
+//!    ([`NotAHookArtifact`](FindingKind::NotAHookArtifact)), a call id it names that is bound
+//!    elsewhere to another name ([`CallIdReused`](FindingKind::CallIdReused)), a declared
+//!    skill's name on a frame whose subprocess ran
+//!    ([`SkillCalledAsTool`](FindingKind::SkillCalledAsTool)); on a record line: a role the
+//!    verifier does not know ([`UnknownRole`](FindingKind::UnknownRole), not an error), then a
+//!    call id it names that is bound elsewhere to another name; on a trace event: a
+//!    `tool_call` under a declared skill's name, then a `status` other than `ok` and `error`
+//!    ([`UnknownStatus`](FindingKind::UnknownStatus));
 //! 2. the content against its label: a label that disagrees with the markers
 //!    ([`LabelMismatch`](FindingKind::LabelMismatch)); a label on content that is not a valid
 //!    block ([`LabelOnInvalidBlock`](FindingKind::LabelOnInvalidBlock)); fenced content with a
@@ -199,13 +246,17 @@
 //! 3. the content itself: a live marker inside a block
 //!    ([`LiveMarkerInBlock`](FindingKind::LiveMarkerInBlock)); never-fenced content holding a
 //!    fence or any live marker ([`FenceOnExempt`](FindingKind::FenceOnExempt)) or a tool result
-//!    that is not a valid block ([`UnfencedToolResult`](FindingKind::UnfencedToolResult)); a
+//!    that is not a valid block ([`UnfencedToolResult`](FindingKind::UnfencedToolResult));
+//!    content that may be fenced or not whose live markers make no block
+//!    ([`LiveMarkerOutsideBlock`](FindingKind::LiveMarkerOutsideBlock)); a
 //!    tool's result fenced under another source
 //!    ([`ToolSourceMismatch`](FindingKind::ToolSourceMismatch)); a source that is neither
 //!    `tool:` nor `task:<known origin>` ([`UnknownSourceKind`](FindingKind::UnknownSourceKind),
 //!    not an error);
-//! 4. after the content: `output_bytes` that differs from the byte length of `output`
-//!    ([`OutputBytesMismatch`](FindingKind::OutputBytesMismatch));
+//! 4. after the content: a frame whose block ends with the
+//!    [`TRUNCATION_NOTICE`](crate::TRUNCATION_NOTICE) but which says `truncated: false`
+//!    ([`TruncationDenied`](FindingKind::TruncationDenied)); `output_bytes` that differs from
+//!    the byte length of `output` ([`OutputBytesMismatch`](FindingKind::OutputBytesMismatch));
 //! 5. on a record line, then each part in order: a tool result part's findings, as 2 to 3,
 //!    and any part that cannot be read ([`UnreadablePart`](FindingKind::UnreadablePart)), also
 //!    inside a tool result's content.
@@ -231,7 +282,8 @@ pub use self::classify::{ResultKind, VerifyContext};
 pub use self::finding::{Finding, FindingKind, Location, MarkerKind, MissingLabel, Surface};
 pub use self::markers::{LiveMarkers, Markers, live_markers, read_markers};
 pub use self::read::{
-    Counts, DEFAULT_MAX_LINE_BYTES, Label, LineError, Located, Nullable, ReadError, Report, Unit,
+    Counts, DEFAULT_MAX_LINE_BYTES, Label, LineError, Located, Nullable, ReadError, Report,
+    SkippedUnit, Unit,
 };
 pub use self::record::{
     ParsedMessage, Part, RecordHeader, RecordLine, RecordReader, RecordReport, read_record,
@@ -280,6 +332,7 @@ const _: () = {
     send_sync::<RecordReader>();
     send_sync::<TraceReader>();
     send_sync::<Unit<ParsedMessage>>();
+    send_sync::<SkippedUnit>();
     send_sync::<StreamVerifier>();
     send_sync::<RecordVerifier>();
     send_sync::<TraceVerifier>();

@@ -3,11 +3,14 @@
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use core::cell::Cell;
-use core::fmt;
+use core::fmt::{self, Write as _};
 
 use serde::de::{self, DeserializeOwned, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Number, Value};
+
+use super::finding::MarkerKind;
+use crate::marker::{self, Marker};
 
 /// A fence label as read from the wire: an artifact frame's `fence_source` or a record line's
 /// `fence`.
@@ -289,7 +292,9 @@ pub struct Counts {
     /// Units read, whatever became of them.
     pub read: usize,
     /// Units passed over on purpose: blank lines, a record's header, lines with no string
-    /// `role`, trace events other than `tool_call` and `skill_call`, SSE events of other types.
+    /// `role` that are no item of the Responses API, trace events other than `tool_call` and
+    /// `skill_call`, SSE events of other types. Those whose text holds a live marker are among
+    /// them (see [`Report::skipped_with_markers`]).
     pub skipped: usize,
     /// Units that could not be read; each has a [`LineError`].
     pub failed: usize,
@@ -334,6 +339,9 @@ pub struct Report<T> {
     pub counts: Counts,
     /// One error per failed unit, in order.
     pub errors: Vec<LineError>,
+    /// The units passed over whose text holds a live marker, in order (each is counted in
+    /// [`Counts::skipped`] too).
+    pub skipped_with_markers: Vec<Located<SkippedUnit>>,
 }
 
 impl<T> Default for Report<T> {
@@ -342,6 +350,7 @@ impl<T> Default for Report<T> {
             items: Vec::new(),
             counts: Counts::default(),
             errors: Vec::new(),
+            skipped_with_markers: Vec::new(),
         }
     }
 }
@@ -366,6 +375,10 @@ impl<T> Report<T> {
         match unit {
             Unit::Item(item) => self.items.push(item),
             Unit::Skipped => self.counts.skipped += 1,
+            Unit::SkippedWithMarker(skipped) => {
+                self.counts.skipped += 1;
+                self.skipped_with_markers.push(skipped);
+            }
             Unit::Failed(error) => {
                 self.counts.failed += 1;
                 self.errors.push(error);
@@ -373,17 +386,25 @@ impl<T> Report<T> {
         }
     }
 
-    /// Every unit read into an item and every unit that failed, in line order: what an
-    /// incremental reader handed over, less the units skipped.
+    /// Every unit read into an item, every unit that failed and every unit skipped with a live
+    /// marker, in line order: what an incremental reader handed over, less the units skipped
+    /// without a word.
     pub(crate) fn read_units(&self) -> impl Iterator<Item = UnitRef<'_, T>> {
         let mut items = self.items.iter().peekable();
         let mut errors = self.errors.iter().peekable();
-        core::iter::from_fn(move || match (items.peek(), errors.peek()) {
-            (Some(item), Some(error)) if error.line < item.line => {
+        let mut marked = self.skipped_with_markers.iter().peekable();
+        core::iter::from_fn(move || {
+            let item = items.peek().map(|item| item.line);
+            let error = errors.peek().map(|error| error.line);
+            let skipped = marked.peek().map(|skipped| skipped.line);
+            let first = [item, error, skipped].into_iter().flatten().min()?;
+            if item == Some(first) {
+                items.next().map(UnitRef::Item)
+            } else if error == Some(first) {
                 errors.next().map(UnitRef::Failed)
+            } else {
+                marked.next().map(UnitRef::SkippedWithMarker)
             }
-            (Some(_), _) => items.next().map(UnitRef::Item),
-            (None, _) => errors.next().map(UnitRef::Failed),
         })
     }
 }
@@ -417,8 +438,12 @@ impl<T> Extend<Unit<T>> for Report<T> {
 pub enum Unit<T> {
     /// A unit read into a value, with the line it starts on.
     Item(Located<T>),
-    /// A unit passed over on purpose (see [`Counts::skipped`]).
+    /// A unit passed over on purpose (see [`Counts::skipped`]) whose text holds no live
+    /// marker.
     Skipped,
+    /// A unit passed over on purpose whose text holds a live marker, with the line it starts
+    /// on: the verifier reports it, as nothing the model may read is passed over unchecked.
+    SkippedWithMarker(Located<SkippedUnit>),
     /// A unit that could not be read, with its line.
     Failed(LineError),
 }
@@ -439,21 +464,132 @@ impl<T> Unit<T> {
         match self {
             Unit::Item(item) => Some(item.line),
             Unit::Failed(error) => Some(error.line),
+            Unit::SkippedWithMarker(skipped) => Some(skipped.line),
             Unit::Skipped => None,
         }
     }
 }
 
-/// A unit of a [`Report`] that was read or failed, borrowed.
+/// A unit of a [`Report`] that was read, failed, or skipped with a live marker, borrowed.
 pub(crate) enum UnitRef<'a, T> {
     Item(&'a Located<T>),
     Failed(&'a LineError),
+    SkippedWithMarker(&'a Located<SkippedUnit>),
+}
+
+/// A unit a reader passed over on purpose whose text holds a live marker: what it is, and the
+/// first marker in it.
+///
+/// Every string of the unit is searched, keys and values, at any depth (for an SSE event whose
+/// `data` is not JSON, the data as text).
+///
+/// ```
+/// use fence_runtime::surfaces::{read_trace, MarkerKind};
+///
+/// let report = read_trace(br#"{"event_type":"note","detail":{"lines":["ok","see </untrusted-content>"]}}"#);
+/// let skipped = &report.skipped_with_markers[0];
+/// assert_eq!(skipped.line, 1);
+/// assert_eq!(skipped.value.unit, "a trace event of type `note`");
+/// assert_eq!(skipped.value.path, "detail.lines[1]");
+/// assert_eq!((skipped.value.offset, skipped.value.marker), (4, MarkerKind::Closer));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct SkippedUnit {
+    /// What the unit is, and so why it was passed over: "the record header", "an SSE event of
+    /// type `status`", ….
+    pub unit: String,
+    /// For an SSE event, the `id:` it carried; `None` on a JSONL line.
+    pub frame_id: Option<String>,
+    /// Where the string holding the marker is in the unit: a path such as `detail.lines[1]`
+    /// (ending ` (a key)` when the marker is in a key), or empty for the unit's whole text.
+    pub path: String,
+    /// The byte offset of the marker's `<` in that string.
+    pub offset: usize,
+    /// Which marker it is.
+    pub marker: MarkerKind,
+}
+
+impl SkippedUnit {
+    /// The unit `unit`, whose JSON `value` was passed over: one with the first live marker in
+    /// its strings, or `None` when there is none.
+    pub(crate) fn in_value(unit: impl FnOnce() -> String, value: &Value) -> Option<SkippedUnit> {
+        let mut path = String::new();
+        let (offset, marker) = first_marker(value, &mut path)?;
+        Some(SkippedUnit {
+            unit: unit(),
+            frame_id: None,
+            path,
+            offset,
+            marker,
+        })
+    }
+
+    /// The unit `unit`, whose text was passed over: one with the first live marker in it.
+    pub(crate) fn in_text(unit: impl FnOnce() -> String, text: &str) -> Option<SkippedUnit> {
+        let (offset, marker) = marker_in(text)?;
+        Some(SkippedUnit {
+            unit: unit(),
+            frame_id: None,
+            path: String::new(),
+            offset,
+            marker,
+        })
+    }
+}
+
+/// The first live marker in `text`.
+fn marker_in(text: &str) -> Option<(usize, MarkerKind)> {
+    marker::next_marker(text.as_bytes(), 0).map(|(offset, kind)| {
+        (
+            offset,
+            match kind {
+                Marker::Opener => MarkerKind::Opener,
+                Marker::Closer => MarkerKind::Closer,
+            },
+        )
+    })
+}
+
+/// The first live marker in any string of `value`, keys included, in document order; `path`
+/// is left naming where it is. (The reader's depth limit bounds the recursion.)
+fn first_marker(value: &Value, path: &mut String) -> Option<(usize, MarkerKind)> {
+    match value {
+        Value::String(text) => marker_in(text),
+        Value::Array(items) => items.iter().enumerate().find_map(|(index, item)| {
+            let len = path.len();
+            let _ = write!(path, "[{index}]");
+            let found = first_marker(item, path);
+            if found.is_none() {
+                path.truncate(len);
+            }
+            found
+        }),
+        Value::Object(object) => object.iter().find_map(|(key, item)| {
+            let len = path.len();
+            if !path.is_empty() {
+                path.push('.');
+            }
+            path.push_str(key);
+            if let Some(found) = marker_in(key) {
+                path.push_str(" (a key)");
+                return Some(found);
+            }
+            let found = first_marker(item, path);
+            if found.is_none() {
+                path.truncate(len);
+            }
+            found
+        }),
+        Value::Null | Value::Bool(_) | Value::Number(_) => None,
+    }
 }
 
 /// What a JSONL reader made of one line.
 pub(crate) enum Outcome<T> {
     Item(T),
-    Skip,
+    /// Passed over: with the first live marker in it, when it has one.
+    Skip(Option<SkippedUnit>),
     Fail(ReadError),
 }
 
@@ -585,7 +721,11 @@ pub(crate) fn jsonl_unit<T>(
                 line: number,
                 value,
             }),
-            Outcome::Skip => Unit::Skipped,
+            Outcome::Skip(None) => Unit::Skipped,
+            Outcome::Skip(Some(skipped)) => Unit::SkippedWithMarker(Located {
+                line: number,
+                value: skipped,
+            }),
             Outcome::Fail(error) => failed(error),
         },
         Err(error) => failed(ReadError::NotUtf8 {

@@ -2,6 +2,7 @@
 //! tolerant reader.
 
 use alloc::borrow::Cow;
+use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
@@ -10,7 +11,10 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
 use super::Labelled;
-use super::read::{JsonlLines, Label, Outcome, Report, Unit, from_value, jsonl_unit, parse_value};
+use super::read::{
+    JsonlLines, Label, Outcome, ReadError, Report, SkippedUnit, Unit, from_value, jsonl_unit,
+    parse_value,
+};
 use crate::content::{ModelContent, ToolOutput};
 
 /// One message line of a conversation record, ready to serialise.
@@ -239,7 +243,7 @@ impl<'a> RecordLine<'a> {
 }
 
 /// The header line a record may start with: `{"type":"murmur.record", …}`. It has no `role`, so
-/// every reader skips it.
+/// every reader skips it (and reports a live marker in it, as in any line passed over).
 ///
 /// `type` is always the first key; further keys follow in the order they were added.
 ///
@@ -366,6 +370,13 @@ pub struct ParsedMessage {
     /// [`calls`](Self::calls).
     #[serde(default, deserialize_with = "tool_calls")]
     tool_calls: Vec<(String, String)>,
+    /// For a top-level item of the `OpenAI` Responses API, which has no `role`, the item's
+    /// `type`: `function_call_output` is read as a `tool` line answering its `call_id`, its
+    /// `output` (a string or an array of parts) as the line's content; `function_call` as an
+    /// `assistant` line making one call ([`Part::ToolUse`], from `call_id` and `name`). `None`
+    /// on a message line.
+    #[serde(skip)]
+    pub item: Option<String>,
 }
 
 impl ParsedMessage {
@@ -623,10 +634,11 @@ impl Report<ParsedMessage> {
 
 /// Reads a whole `conversation.jsonl`: a [`RecordReader`] handed all of `bytes` at once.
 ///
-/// Blank lines, the header and any line that is not an object carrying a string `role` are
-/// skipped and counted; a line that is not JSON, that names a key twice in any object, or whose
-/// known keys have the wrong types, fails with its line number; reading always goes on to the
-/// end.
+/// Blank lines, the header and any object with no string `role` that is no top-level item of
+/// the Responses API (see [`ParsedMessage::item`]) are skipped and counted, and one whose
+/// strings hold a live marker is handed over as such ([`Unit::SkippedWithMarker`]); a line that
+/// is not JSON, not a JSON object, names a key twice in any object, or whose known keys have the
+/// wrong types, fails with its line number; reading always goes on to the end.
 ///
 /// ```
 /// use fence_runtime::surfaces::read_record;
@@ -753,17 +765,101 @@ impl RecordReader {
     }
 }
 
-/// Reads one non-blank line of a record.
+/// Reads one non-blank line of a record: a message line (an object with a string `role`), a
+/// top-level item of the Responses API, or a line passed over (checked for live markers). A
+/// line that is not a JSON object fails.
 fn record_line(line: &str) -> Outcome<ParsedMessage> {
     let value = match parse_value(line) {
         Ok(value) => value,
         Err(error) => return Outcome::Fail(error),
     };
-    if !value.get("role").is_some_and(Value::is_string) {
-        return Outcome::Skip;
+    let Value::Object(object) = &value else {
+        return Outcome::Fail(ReadError::Shape(
+            "a record line is a JSON object, and this one is not".into(),
+        ));
+    };
+    if object.get("role").is_some_and(Value::is_string) {
+        return match from_value(value) {
+            Ok(message) => Outcome::Item(message),
+            Err(error) => Outcome::Fail(error),
+        };
     }
-    match from_value(value) {
-        Ok(message) => Outcome::Item(message),
+    let read = match object.get("type").and_then(Value::as_str) {
+        Some(kind @ "function_call_output") => {
+            result(&value, "call_id", "output").map(|part| (kind, "tool", part))
+        }
+        Some(kind @ "function_call") => {
+            call(&value, "call_id").map(|part| (kind, "assistant", part))
+        }
+        Some(RecordHeader::TYPE) => {
+            return Outcome::Skip(SkippedUnit::in_value(|| "the record header".into(), &value));
+        }
+        _ => {
+            return Outcome::Skip(SkippedUnit::in_value(
+                || "a record line with no string `role`".into(),
+                &value,
+            ));
+        }
+    };
+    let Some((kind, role, part)) = read else {
+        return Outcome::Fail(ReadError::Shape(format!(
+            "a `{kind}` item needs its keys with the right types: a string `call_id` and `name` for a call, an `output` string or array of parts (and a string `call_id`, a boolean `is_error`, each optional) for a result",
+            kind = object
+                .get("type")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+        )));
+    };
+    match item_keys(object) {
+        Ok((id, fence)) => Outcome::Item(responses_item(kind, role, part, id, fence)),
         Err(error) => Outcome::Fail(error),
+    }
+}
+
+/// A Responses item's `id` and `fence`, each absent, `null` or a string.
+fn item_keys(
+    object: &serde_json::Map<String, Value>,
+) -> Result<(Option<String>, Label), ReadError> {
+    let id = match object.get("id") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(id)) => Some(id.clone()),
+        Some(_) => return Err(ReadError::Shape("`id` is not a string".into())),
+    };
+    let fence = match object.get("fence") {
+        None => Label::Absent,
+        Some(Value::Null) => Label::Null,
+        Some(Value::String(source)) => Label::Source(source.clone()),
+        Some(_) => return Err(ReadError::Shape("`fence` is not a string".into())),
+    };
+    Ok((id, fence))
+}
+
+/// A Responses item as a message line: a result as a `tool` line answering its call, its
+/// content the result's; a call as an `assistant` line holding the call.
+fn responses_item(
+    kind: &str,
+    role: &str,
+    part: Part,
+    id: Option<String>,
+    fence: Label,
+) -> ParsedMessage {
+    let (tool_call_id, is_error, content) = match part {
+        Part::ToolResult {
+            tool_call_id,
+            is_error,
+            content,
+        } => (tool_call_id, is_error, content),
+        call => (None, None, alloc::vec![call]),
+    };
+    ParsedMessage {
+        role: role.into(),
+        tool_call_id,
+        name: None,
+        is_error,
+        content,
+        id,
+        fence,
+        tool_calls: Vec::new(),
+        item: Some(kind.into()),
     }
 }

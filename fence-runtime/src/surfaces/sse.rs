@@ -1,11 +1,14 @@
 //! The A2A stream: artifact frames as Server-Sent Events, written and read.
 
+use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 use std::io;
 
 use super::artifact::{ArtifactFrame, ParsedFrame, read_frame_bytes};
-use super::read::{DEFAULT_MAX_LINE_BYTES, LineError, Located, ReadError, Report, Unit};
+use super::read::{
+    DEFAULT_MAX_LINE_BYTES, LineError, Located, ReadError, Report, SkippedUnit, Unit, parse_value,
+};
 
 /// Writes artifact frames as SSE events: `event: artifact`, `id: N` (numbered from 1),
 /// `data: <frame JSON>` and a blank line.
@@ -438,7 +441,7 @@ impl SseReader {
             } else if let Some((line, valid_up_to)) = event.not_utf8 {
                 failed(line, event.id, ReadError::NotUtf8 { valid_up_to })
             } else if event.kind.as_deref().unwrap_or("message") != "artifact" {
-                Unit::Skipped
+                skipped_event(event)
             } else {
                 match read_frame_bytes(&event.data) {
                     Ok(frame) => Unit::Item(Located {
@@ -452,6 +455,35 @@ impl SseReader {
                 }
             },
         )
+    }
+}
+
+/// An event of a type other than `artifact`, passed over: reported when its data (every string
+/// in it, when it is JSON; else its text) or its type holds a live marker.
+fn skipped_event(event: PendingEvent) -> Unit<StreamFrame> {
+    let kind = event.kind.as_deref().unwrap_or("message");
+    let unit = || format!("an SSE event of type `{kind}`");
+    // Every field line was UTF-8, or the event failed: the data is text.
+    let data = String::from_utf8_lossy(&event.data);
+    let found = match parse_value(&data) {
+        Ok(value) => SkippedUnit::in_value(unit, &value),
+        Err(_) => SkippedUnit::in_text(unit, &data),
+    }
+    .or_else(|| {
+        SkippedUnit::in_text(unit, kind).map(|mut skipped| {
+            skipped.path = "(the event type)".into();
+            skipped
+        })
+    });
+    match found {
+        Some(mut skipped) => {
+            skipped.frame_id = event.id;
+            Unit::SkippedWithMarker(Located {
+                line: event.first_data_line,
+                value: skipped,
+            })
+        }
+        None => Unit::Skipped,
     }
 }
 

@@ -1,6 +1,7 @@
 //! `trace.jsonl`: `tool_call` and `skill_call` events, written with their byte counts computed
 //! from the content, and a tolerant reader.
 
+use alloc::format;
 use alloc::string::String;
 
 use serde::{Deserialize, Serialize};
@@ -8,7 +9,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::read::{
-    JsonlLines, Outcome, ReadError, Report, Unit, from_value, jsonl_unit, parse_value,
+    JsonlLines, Outcome, ReadError, Report, SkippedUnit, Unit, from_value, jsonl_unit, parse_value,
 };
 use crate::content::{ModelContent, ToolOutput};
 
@@ -707,7 +708,12 @@ fn trace_line(line: &str) -> Outcome<ParsedEvent> {
     let read = match value.get("event_type").and_then(Value::as_str) {
         Some("tool_call") => from_value(value).map(ParsedEvent::ToolCall),
         Some("skill_call") => from_value(value).map(ParsedEvent::SkillCall),
-        Some(_) => return Outcome::Skip,
+        Some(kind) => {
+            return Outcome::Skip(SkippedUnit::in_value(
+                || format!("a trace event of type `{kind}`"),
+                &value,
+            ));
+        }
         None => Err(ReadError::Shape(
             "a trace line needs a string `event_type`".into(),
         )),

@@ -9,7 +9,7 @@ use super::artifact::ParsedFrame;
 use super::check::{check_event, check_frame, check_message};
 use super::classify::VerifyContext;
 use super::finding::{Finding, FindingKind, Location, Surface};
-use super::read::{LineError, Located, Report, Unit, UnitRef};
+use super::read::{LineError, Located, Report, SkippedUnit, Unit, UnitRef};
 use super::record::{ParsedMessage, RecordReport};
 use super::sse::{StreamFrame, StreamReport};
 use super::trace::{ParsedEvent, TraceReport};
@@ -45,7 +45,8 @@ pub fn verify_frame(frame: &ParsedFrame, context: &VerifyContext) -> Vec<Finding
     out
 }
 
-/// Checks every frame of an artifact stream, and reports every event that could not be read.
+/// Checks every frame of an artifact stream, and reports every event that could not be read,
+/// and every event of another type whose data holds a live marker.
 ///
 /// A stream where some frame carries `fence_source` labels its frames, and a fenced frame with
 /// no `fence_source` key in it is a [`FindingKind::FenceWithoutLabel`]. A stream where no frame
@@ -113,10 +114,12 @@ pub fn verify_record(record: &RecordReport, context: &VerifyContext) -> Vec<Find
 /// could not be read.
 ///
 /// The trace is unlabelled: an event's `output`, when recorded, is read from its markers. A
-/// `tool_call` that reached a tool must be fenced, under `tool:<tool_name>`; a `skill_call` (or
-/// a `tool_call` to a declared skill) must not; `output_bytes` must equal the byte length of
-/// `output`; `status` must be `ok` or `error` (a `tool_call` with any other status is checked as
-/// a tool result).
+/// `tool_call` that reached a tool must be fenced, under `tool:<tool_name>` (a `tool_call` under
+/// a declared skill's name is reported, and checked as a tool's result all the same); a
+/// `skill_call` must not; a failed `tool_call` is one block or text with no live marker;
+/// `output_bytes` must equal the byte length of `output`; `status` must be `ok` or `error` (a
+/// `tool_call` with any other status is checked as a tool result). An event of any other type
+/// is passed over, and reported if a string in it holds a live marker.
 ///
 /// A [`TraceVerifier`] does the same one line at a time.
 ///
@@ -198,7 +201,8 @@ impl StreamVerifier {
         self
     }
 
-    /// The first pass: learns from one frame whether the stream labels its frames.
+    /// The first pass: learns from one frame whether the stream labels its frames, and the call
+    /// it names (so that a call id the stream binds to two names is reported).
     ///
     /// ```
     /// use fence_runtime::surfaces::{read_sse, StreamVerifier, VerifyContext};
@@ -210,6 +214,7 @@ impl StreamVerifier {
     /// ```
     pub fn learn(&mut self, frame: &StreamFrame) {
         self.labelled |= frame.frame.artifact.fence_source.is_present();
+        self.context.learn_call_from_frame(&frame.frame);
     }
 
     /// Whether the frames learned so far say the stream labels its frames.
@@ -458,6 +463,7 @@ fn verify_unit<T>(
     match unit {
         Unit::Item(item) => check(item),
         Unit::Failed(error) => alloc::vec![unreadable(surface, error)],
+        Unit::SkippedWithMarker(skipped) => alloc::vec![skipped_with_marker(surface, skipped)],
         Unit::Skipped => Vec::new(),
     }
 }
@@ -474,6 +480,7 @@ fn verify_units<T>(
         match unit {
             UnitRef::Item(item) => out.extend(check(item)),
             UnitRef::Failed(error) => out.push(unreadable(surface, error)),
+            UnitRef::SkippedWithMarker(skipped) => out.push(skipped_with_marker(surface, skipped)),
         }
     }
     out
@@ -485,6 +492,20 @@ fn unreadable(surface: Surface, error: &LineError) -> Finding {
         location: at(surface, error.line, error.frame_id.as_ref(), None),
         kind: FindingKind::UnreadableUnit {
             error: error.error.clone(),
+        },
+    }
+}
+
+/// The one finding of a unit passed over whose text holds a live marker.
+fn skipped_with_marker(surface: Surface, skipped: &Located<SkippedUnit>) -> Finding {
+    let unit = &skipped.value;
+    Finding {
+        location: at(surface, skipped.line, unit.frame_id.as_ref(), None),
+        kind: FindingKind::LiveMarkerInSkippedUnit {
+            unit: unit.unit.clone(),
+            path: unit.path.clone(),
+            offset: unit.offset,
+            marker: unit.marker,
         },
     }
 }
