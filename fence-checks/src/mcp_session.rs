@@ -1166,8 +1166,9 @@ impl<'a> Input<'a> {
         usize::from(self.byte()) % n
     }
 
+    /// One time in `n`; never on a zero, so an input that has run out asks for the ordinary.
     fn one_in(&mut self, n: usize) -> bool {
-        self.below(n) == 0
+        self.below(n) == n - 1
     }
 
     fn take(&mut self, n: usize) -> &'a [u8] {
@@ -1443,10 +1444,10 @@ impl<'a> Gen<'a> {
                 let arguments = object(&[(br#""url""#, &self.string(None))]);
                 let name = TOOLS[tool].0.as_bytes();
                 match self.input.below(24) {
-                    0 => object(&[(br#""name""#, name), (br#""name""#, TOOLS[self.tool()].0.as_bytes())]),
-                    1 => object(&[(br#""arguments""#, &arguments)]),
-                    2 => object(&[(br#""name""#, name), (br#""task""#, br#"{"ttl":60000}"#)]),
-                    3 => object(&[(br#""name""#, b"7")]),
+                    20 => object(&[(br#""name""#, name), (br#""name""#, TOOLS[self.tool()].0.as_bytes())]),
+                    21 => object(&[(br#""arguments""#, &arguments)]),
+                    22 => object(&[(br#""name""#, name), (br#""task""#, br#"{"ttl":60000}"#)]),
+                    23 => object(&[(br#""name""#, b"7")]),
                     _ => object(&[(br#""name""#, name), (br#""arguments""#, &arguments)]),
                 }
             }
@@ -1465,12 +1466,12 @@ impl<'a> Gen<'a> {
         });
         let method = quoted(method);
         match self.input.below(24) {
-            0 => object(&[
+            22 => object(&[
                 (br#""jsonrpc""#, br#""2.0""#),
                 (br#""id""#, id.as_bytes()),
                 (br#""method""#, &method),
             ]),
-            1 => object(&[
+            23 => object(&[
                 (br#""jsonrpc""#, br#""2.0""#),
                 (br#""id""#, id.as_bytes()),
                 (br#""method""#, &method),
@@ -1712,7 +1713,7 @@ impl<'a> Gen<'a> {
             Body::List => {
                 let tasks: Vec<Vec<u8>> = (0..=self.input.below(3))
                     .map(|_| match self.input.below(6) {
-                        0 => self.string(None),
+                        5 => self.string(None),
                         _ => self.task_state(tool, 0),
                     })
                     .collect();
@@ -1873,13 +1874,13 @@ impl<'a> Gen<'a> {
             }
         };
         match self.input.below(8) {
-            0 => object(&[
+            6 => object(&[
                 (br#""jsonrpc""#, br#""2.0""#),
                 (br#""id""#, b"null"),
                 (br#""method""#, method),
                 (br#""params""#, &params),
             ]),
-            1 => object(&[
+            7 => object(&[
                 (br#""jsonrpc""#, br#""2.0""#),
                 (br#""id""#, b"7"),
                 (br#""method""#, method),
