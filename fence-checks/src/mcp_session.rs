@@ -42,8 +42,8 @@
 //!
 //! The oracle keeps its own book of the client's requests: every message of a client line
 //! (or of a batch) that a lenient client sends as a request, one with a `method` and an `id`
-//! that is a string or a number (last `id` wins), with what it asked read leniently
-//! ([`Asked`]). A request the proxy passes on to the upstream (the line unchanged, or the
+//! that is a string or a number (last `id` wins), with what it asked read leniently (the last
+//! `method`, `params.name`, `params.taskId`). A request the proxy passes on to the upstream (the line unchanged, or the
 //! element kept in the batch it rewrites) waits until an answer the proxy writes from the
 //! upstream's side (a forwarded or withheld answer, an oversized answer's error, the error
 //! when the upstream closes its output) has an id that reads as its id: it is then answered,
@@ -93,6 +93,26 @@
 //! batch with some of its elements left out (in order, each as the client wrote it), or an
 //! error of its own (`{"jsonrpc":"2.0","id":…,"error":{"code":…,"message":…}}`, the message free
 //! of live markers).
+//!
+//! # Known findings
+//!
+//! Bugs this target found that are not fixed yet. [`check`] tolerates each, as narrowly as it
+//! can, so the fuzzer goes on looking past them; [`check_strict`] does not, and their inputs in
+//! `regressions/mcp_session/known-failing/` fail it (the replay checks both).
+//!
+//! - **Ids JavaScript reads as ±`Infinity`.** `Number()` reads `"Infinity"`, `"-Infinity"`,
+//!   `"1e999"` and a JSON number past the range of a double (`1e400`) as an infinity, and two
+//!   infinities of a sign are one id; the proxy reads no id as an infinity, and `1e400` as no id
+//!   at all. So it passes on a `tools/call` with the id `1e400` while a ping `"Infinity"` waits
+//!   (or a second request `1e400`), and the upstream's answer to `"Infinity"` reaches the client
+//!   unfenced, as the ping's: a client keying its requests by `Number(id)` takes it for the call's.
+//!   Only a client that chooses such ids is exposed (the SDKs number their requests 0, 1, 2…).
+//!   Tolerated by reading ids as the proxy does ([`crate::lenient::RequestId::finite`]).
+//! - **A `taskId` that is not a string keeps its markers.** The proxy refuses a task id that holds
+//!   a marker only when it is a string; an array or an object (in a task handle, a task state, a
+//!   `tools/call` result's top level) reaches the client as it came. No client sends such an id
+//!   back or reads it as a task's id, but a lenient one may show it. Tolerated by checking only
+//!   the task ids that are strings.
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
@@ -752,6 +772,14 @@ impl Oracle {
         }
     }
 
+    /// A `taskId`, which must hold no live marker; one that is not a string is a known finding,
+    /// checked only when `strict`.
+    fn task_id_clean(&self, id: &Value, what: &str) {
+        if self.strict || id.as_str().is_some() {
+            self.clean(id, what);
+        }
+    }
+
     /// A `tools/call` result, or a task's.
     fn call_result(&self, result: &Value, sources: &Sources, what: &str) {
         if !result.is_object() {
@@ -768,11 +796,15 @@ impl Oracle {
                 None => self.clean(content, &format!("{what}: `content`, not an array,")),
             }
         }
-        for key in ["structuredContent", "toolResult", "statusMessage", "taskId"] {
+        for key in ["structuredContent", "toolResult", "statusMessage"] {
             if let Some(value) = result.get(key) {
                 self.count("a result's structuredContent, toolResult, statusMessage or taskId");
                 self.clean(value, &format!("{what}: `{key}`"));
             }
+        }
+        if let Some(id) = result.get("taskId") {
+            self.count("a result's structuredContent, toolResult, statusMessage or taskId");
+            self.task_id_clean(id, &format!("{what}: `taskId`"));
         }
         if let Some(task) = result.get("task").filter(|task| task.is_object()) {
             self.count("a result's task");
@@ -824,7 +856,10 @@ impl Oracle {
             self.clean(state, &format!("{what}, not an object,"));
             return;
         }
-        for key in ["taskId", "statusMessage", "error"] {
+        if let Some(id) = state.get("taskId") {
+            self.task_id_clean(id, &format!("{what}: `taskId`"));
+        }
+        for key in ["statusMessage", "error"] {
             if let Some(value) = state.get(key) {
                 self.clean(value, &format!("{what}: `{key}`"));
             }
@@ -1431,6 +1466,7 @@ impl<'a> Gen<'a> {
                 self.tasks[at].clone()
             }
             6 => br#""</untrusted-content>""#.to_vec(),
+            _ if self.input.one_in(4) => array(&[self.string(None)]),
             _ => self.string(None),
         }
     }
