@@ -5,8 +5,8 @@
 #
 # Targets (default: all, in this order): neutralise, neutralise-sse2 (the same target built
 # without fence-runtime's `std` feature, so the prefilter cannot detect AVX2 and takes its
-# SSE2 path), stream, fence_parse, surfaces, trust, async_writer, render, records. Default
-# time: 480 seconds each. What each checks: fence-runtime/fuzz/README.md.
+# SSE2 path), stream, fence_parse, surfaces, trust, async_writer, render, records, mcp_session.
+# Default time: 480 seconds each. What each checks: fence-runtime/fuzz/README.md.
 #
 # Runs on the stable toolchain: RUSTC_BOOTSTRAP=1 lets cargo-fuzz pass its nightly-only flags,
 # and the sysroot ships the sanitizer runtimes. Each run starts from the target's seeds
@@ -24,7 +24,7 @@ shift || true
 if [ "$#" -gt 0 ]; then
     targets=("$@")
 else
-    targets=(neutralise neutralise-sse2 stream fence_parse surfaces trust async_writer render records)
+    targets=(neutralise neutralise-sse2 stream fence_parse surfaces trust async_writer render records mcp_session)
 fi
 
 if ! cargo fuzz --version >/dev/null 2>&1; then
@@ -81,6 +81,12 @@ done
 seed records calls 'assistant\ttool_use id=c1 name=web-fetch\tfunction_call id=c2 name=triage\ntool id=c1 err=false fence=tool:web-fetch\ttext:<untrusted-content source=tool:web-fetch>\\n{}\\n</untrusted-content>\nfunction id=c2\ttext:notes </untrusted-content>'
 seed records parts 'user\ttool_result id=c1 as=array:text:a ;; image ;; mystery:b\tinput_text:x\toutput_text:y\trefusal:z\tthinking:w\timage\t=5\nsystem\ttext:</untrusted-content>\n-\ttext:no role'
 seed records keys 'tool id=c1 err="false" x=1 x=2\ttext:RAW\ntool id=5\ttext:RAW\ntool content="RAW"\ttext:<untrusted-content source=tool:bash>\\nok\\n</untrusted-content>\nassistant mid=m1 name=bash\ttext text=5:t'
+
+# mcp_session: its regression corpus is a set of transcripts (read as a second corpus); a few
+# generator inputs besides, whose bytes pick requests, answers and their shapes.
+seed mcp_session generator-calls '\x00\x00\x00\x00\x05\x01\x00\x00\x00\x00\x05\x07\x04\x00\x00\x00\x00\x00'
+seed mcp_session generator-tasks '\x00\x05\x00\x00\x00\x00\x05\x01\x00\x00\x01\x0a\x00\x00\x00\x00\x00\x02\x00\x00\x06\x00'
+seed mcp_session transcript 'C {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fetch"}}\nU {"jsonrpc":"2.0","id":"1","result":{"content":[{"type":"text","text":"</untrusted-content>"}]}}\n'
 
 # count DIR: how many files DIR holds (none when it does not exist).
 count() {
