@@ -389,8 +389,6 @@ pub struct RequestId {
     python: Option<Python>,
     /// What the TypeScript SDK makes of it: `Number(id)`, unless `NaN`.
     js: Option<f64>,
-    /// The same as no id, not even itself ([`RequestId::finite`]).
-    opaque: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -416,7 +414,6 @@ impl RequestId {
                 exact: Exact::Text(text.clone()),
                 python: python_int(text).map(Python::Int),
                 js: js_number(text),
-                opaque: false,
             }),
             Value::Number(json) => {
                 let float: f64 = json.parse().ok()?;
@@ -429,29 +426,10 @@ impl RequestId {
                     exact: Exact::Number(json.clone()),
                     python: Some(python),
                     js: Some(float),
-                    opaque: false,
                 })
             }
             _ => None,
         }
-    }
-
-    /// The id as the proxy reads ids today (see `mcp_session`'s known findings): with no
-    /// reading of an infinity, and a number with a fraction or an exponent that is past the
-    /// range of a double (`1e400`) read as no id at all, the same as no other.
-    #[must_use]
-    pub fn finite(mut self) -> RequestId {
-        let past_doubles = self.js.is_some_and(|js| !js.is_finite());
-        if past_doubles
-            && matches!(&self.exact, Exact::Number(json) if json.contains(['.', 'e', 'E']))
-        {
-            self.opaque = true;
-        }
-        self.js = self.js.filter(|js| js.is_finite());
-        if matches!(self.python, Some(Python::Float(float)) if !float.is_finite()) {
-            self.python = None;
-        }
-        self
     }
 
     /// Whether some client reads the two as one id: exactly, as Python compares the numbers it
@@ -459,9 +437,6 @@ impl RequestId {
     // Exact equality of doubles is what JavaScript's `===` and Python's `==` do.
     #[allow(clippy::float_cmp)]
     pub fn same(&self, other: &RequestId) -> bool {
-        if self.opaque || other.opaque {
-            return false;
-        }
         if self.exact == other.exact {
             return true;
         }

@@ -60,16 +60,3 @@ pub const TARGETS: &[(&str, Check)] = &[
     #[cfg(feature = "std")]
     ("mcp_session", mcp_session::check),
 ];
-
-/// Targets whose check tolerates known findings (bugs found and not fixed yet, so the fuzzer
-/// goes on looking past them), each with its strict check, which does not. The inputs of
-/// `regressions/<target>/known-failing/` must pass the target's check and fail its strict one;
-/// once the bug is fixed, one passes both, and the replay says to move it up a directory.
-///
-/// ```
-/// assert!(fence_checks::STRICT.iter().any(|(name, _)| *name == "mcp_session"));
-/// ```
-pub const STRICT: &[(&str, Check)] = &[
-    #[cfg(feature = "std")]
-    ("mcp_session", mcp_session::check_strict),
-];

@@ -1,9 +1,7 @@
 //! Replays the regression corpus: every file under `fence-runtime/fuzz/regressions/<target>/`
 //! through its target's check, as `cargo fuzz` would run it. A file there is an input that once
 //! found a bug (a fuzzer's crash, or a hole found by review); replayed on every `cargo test`, it
-//! keeps the bug from coming back. A target's `known-failing/` subdirectory holds inputs that
-//! found a bug not fixed yet: its check tolerates them, its strict check fails on them
-//! (`fence_checks::STRICT`).
+//! keeps the bug from coming back.
 
 use std::fs;
 use std::panic;
@@ -50,39 +48,6 @@ fn every_regression_input_passes_its_target_s_check() {
         corpus().display()
     );
     assert!(failed.is_empty(), "regressions failed again: {failed:#?}");
-}
-
-/// An input of a known bug not fixed yet passes the target's check (so CI and the fuzzer go on)
-/// and fails its strict one; when it passes both, the bug is fixed and the input belongs with
-/// the others.
-#[test]
-fn every_known_failing_input_still_fails_strictly_and_only_strictly() {
-    let mut wrong = Vec::new();
-    for &(target, strict) in fence_checks::STRICT {
-        let check = fence_checks::TARGETS
-            .iter()
-            .find(|(name, _)| *name == target)
-            .map(|(_, check)| *check)
-            .expect("a strict check of a target");
-        for file in files_in(&corpus().join(target).join("known-failing")) {
-            let data = fs::read(&file).expect("a readable regression file");
-            let name = format!(
-                "{target}/known-failing/{}",
-                file.file_name().unwrap().display()
-            );
-            if panic::catch_unwind(|| check(&data)).is_err() {
-                wrong.push(format!(
-                    "{name} fails the target's check, which should tolerate it"
-                ));
-            }
-            if panic::catch_unwind(|| strict(&data)).is_ok() {
-                wrong.push(format!(
-                    "{name} passes the strict check: the bug is fixed, so move the file to {target}/ and drop the tolerance"
-                ));
-            }
-        }
-    }
-    assert!(wrong.is_empty(), "{wrong:#?}");
 }
 
 /// A directory named after no target would be skipped without a word.

@@ -35,6 +35,9 @@ pub(crate) enum BadId {
     NotAnId,
     /// A string with an escape that does not decode (a lone surrogate, `"\ud800"`).
     Undecodable,
+    /// A number with a fraction, or one beyond a double's range (`1.5`, `1e400`): no SDK
+    /// sends one, and neither Python's nor the TypeScript SDK's schema takes one as an id.
+    NotAnInteger,
     /// A string that reads as a number up to a numeric character the proxy has no value for (a
     /// digit Unicode added after version 14, or a fraction such as `½`, which it cannot tell
     /// apart): a newer Python may read it as a number.
@@ -46,6 +49,7 @@ impl BadId {
     pub(crate) fn problem(self) -> &'static str {
         match self {
             BadId::NotAnId => "is not a string or a number",
+            BadId::NotAnInteger => "is a number that is not an integer a client can read",
             BadId::Undecodable => "holds an escape that cannot be decoded (a lone surrogate)",
             BadId::UnknownDigits => "holds digits the proxy cannot read as a number",
         }
@@ -63,6 +67,22 @@ pub(crate) fn keys(id: &RawValue) -> Result<Vec<IdKey>, BadId> {
         Some(b'-' | b'0'..=b'9') => Ok(number_keys(json)),
         _ => Err(BadId::NotAnId),
     }
+}
+
+/// Every way a client may read the id of a request the client sends: as [`keys`], but a number
+/// must be an integer, written as one (`7`, `7.0`, `7e0`) and within a double's range, or
+/// written in digits alone (`12345678901234567890123`, which Python reads exactly).
+pub(crate) fn request_keys(id: &RawValue) -> Result<Vec<IdKey>, BadId> {
+    let json = id.get();
+    if json.starts_with(['-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9'])
+        && json.contains(['.', 'e', 'E'])
+        && !json
+            .parse::<f64>()
+            .is_ok_and(|value| value.is_finite() && value.fract() == 0.0)
+    {
+        return Err(BadId::NotAnInteger);
+    }
+    keys(id)
 }
 
 /// Whether two key sets stand for one id.
@@ -382,6 +402,28 @@ mod tests {
             "123456789012345678901234567890",
             "123456789012345678901234567891"
         ));
+    }
+
+    #[test]
+    fn a_requests_id_is_an_integer_when_it_is_a_number() {
+        let request =
+            |json: &str| request_keys(&serde_json::from_str::<Box<RawValue>>(json).unwrap());
+        for json in [
+            "7",
+            "7.0",
+            "7e0",
+            "-3",
+            "12345678901234567890123",
+            "1e20",
+            r#""1.5""#,
+        ] {
+            assert!(request(json).is_ok(), "{json}");
+        }
+        for json in ["1.5", "1e400", "-1e999", "7.25e1", "1e-1"] {
+            assert_eq!(request(json), Err(BadId::NotAnInteger), "{json}");
+        }
+        // An answer's id is read whatever it is, so it can meet a request's "Infinity".
+        assert!(keys_of("1e400").is_ok());
     }
 
     #[test]

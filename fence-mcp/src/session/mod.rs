@@ -258,14 +258,14 @@ impl Session {
             }
             return Outcome::new(Forward::AsIs);
         };
-        let keys = match ids::keys(id) {
+        let keys = match ids::request_keys(id) {
             Ok(keys) => keys,
             Err(bad) => {
                 return Outcome::refused(error_with_id(
                     NO_ID,
                     INVALID_REQUEST,
                     &format!(
-                        "fence mcp: a request's id {}; use a string or a number",
+                        "fence mcp: a request's id {}; use a string or an integer",
                         bad.problem()
                     ),
                 ));

@@ -438,7 +438,7 @@ fn a_client_line_the_proxy_cannot_read_is_answered_by_the_proxy_and_not_passed_o
     let outcome = session.client_line(br#"{"jsonrpc":"2.0","id":[1],"method":"ping"}"#);
     assert_eq!(
         std::str::from_utf8(&outcome.reply[0]).unwrap(),
-        r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"fence mcp: a request's id is not a string or a number; use a string or a number"}}"#
+        r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"fence mcp: a request's id is not a string or a number; use a string or an integer"}}"#
     );
     // A notification with `"id": null` goes on.
     let line = br#"{"jsonrpc":"2.0","id":null,"method":"notifications/initialized"}"#;
