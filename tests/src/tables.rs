@@ -1,5 +1,5 @@
 //! The core exact-output tables, shared by `tests/exact_outputs.rs` (which checks every row
-//! one-shot and pins the case count) and `tests/streaming_splits.rs` (which pushes every input
+//! one-shot, and that no case is written twice) and `tests/streaming_splits.rs` (which pushes every input
 //! through the streaming neutraliser and `FenceWriter` at every split point).
 //!
 //! Every expected value is written out by hand. A row whose expected output equals its input

@@ -11,6 +11,8 @@ use fence_runtime::{
     ModelContent, NEUTRALISED_INFIX, Neutraliser, Source, TaskOrigin, fence, neutralise,
     neutralise_bytes, parse, sanitise_source_name,
 };
+use std::collections::BTreeSet;
+
 use fence_tests::tables::{FENCE, NEUTRALISE, NEUTRALISE_BYTES, SANITISE};
 
 /// Fails with every mismatch listed, each with its table index and name.
@@ -66,19 +68,29 @@ fn stream(input: &[u8], size: usize) -> Vec<u8> {
 }
 
 #[test]
-fn the_tables_hold_at_least_150_exact_cases() {
-    let total = NEUTRALISE.len() + NEUTRALISE_BYTES.len() + FENCE.len() + SANITISE.len();
+fn the_tables_hold_at_least_150_distinct_exact_cases() {
+    let neutralise: BTreeSet<_> = NEUTRALISE.iter().map(|case| case.1).collect();
+    let bytes: BTreeSet<_> = NEUTRALISE_BYTES.iter().map(|case| case.1).collect();
+    let fence: BTreeSet<_> = FENCE
+        .iter()
+        .map(|case| (format!("{:?}", case.1), case.2))
+        .collect();
+    let sanitise: BTreeSet<_> = SANITISE.iter().map(|case| case.1).collect();
+    // A case written twice checks nothing the first did not.
     assert_eq!(
-        (
-            NEUTRALISE.len(),
-            NEUTRALISE_BYTES.len(),
-            FENCE.len(),
-            SANITISE.len()
-        ),
-        (173, 22, 57, 11),
-        "update this count when adding cases"
+        neutralise.len(),
+        NEUTRALISE.len(),
+        "a neutralise input twice"
     );
-    assert!(total >= 150, "only {total} exact-output cases");
+    assert_eq!(
+        bytes.len(),
+        NEUTRALISE_BYTES.len(),
+        "a neutralise_bytes input twice"
+    );
+    assert_eq!(fence.len(), FENCE.len(), "a fence case twice");
+    assert_eq!(sanitise.len(), SANITISE.len(), "a source name twice");
+    let total = neutralise.len() + bytes.len() + fence.len() + sanitise.len();
+    assert!(total >= 150, "only {total} distinct exact-output cases");
 }
 
 #[test]

@@ -131,9 +131,14 @@ fn each_exemption_constructor_names_its_exemption() {
 fn exemption_constructors_take_str_and_string() {
     assert_eq!(ModelContent::skill_doc("a").as_str(), "a");
     assert_eq!(ModelContent::refusal(String::from("b")).as_str(), "b");
+    // From a `String` or a `&str`, the same content; equality is the text and the origin.
     assert_eq!(
-        ModelContent::hook_artifact("c"),
+        ModelContent::hook_artifact(String::from("c")),
         ModelContent::hook_artifact("c")
+    );
+    assert_ne!(
+        ModelContent::hook_artifact("c"),
+        ModelContent::hook_artifact("d")
     );
     assert_ne!(ModelContent::hook_artifact("c"), ModelContent::refusal("c"));
 }

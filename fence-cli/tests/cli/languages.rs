@@ -1,5 +1,6 @@
 //! The examples docs/cli.md shows for Python and Node.js, run against the binary built here:
-//! each asserts what it prints. Skipped, saying so, where the interpreter is not installed.
+//! each asserts what it prints. A missing interpreter fails the test (CI has both), unless
+//! `FENCE_SKIP_LANGUAGE_TESTS=1` says this machine has neither on purpose.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -11,7 +12,7 @@ fn example(name: &str) -> PathBuf {
 }
 
 /// Runs `interpreter example` with the built `fence` first on `PATH`; `None` when the
-/// interpreter is not there.
+/// interpreter is not there and the language tests are skipped.
 fn run_example(interpreter: &str, name: &str) -> Option<std::process::Output> {
     let bin = Path::new(env!("CARGO_BIN_EXE_fence")).parent().unwrap();
     let path = std::env::join_paths(std::iter::once(bin.to_path_buf()).chain(
@@ -24,10 +25,18 @@ fn run_example(interpreter: &str, name: &str) -> Option<std::process::Output> {
         .output()
     {
         Ok(output) => Some(output),
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-            eprintln!("skipped: no `{interpreter}` on this machine");
+        Err(error)
+            if error.kind() == std::io::ErrorKind::NotFound
+                && std::env::var_os("FENCE_SKIP_LANGUAGE_TESTS")
+                    .is_some_and(|skip| skip == "1") =>
+        {
+            eprintln!("skipped: no `{interpreter}` on this machine (FENCE_SKIP_LANGUAGE_TESTS=1)");
             None
         }
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => panic!(
+            "no `{interpreter}` on this machine: install it to run docs/cli.md's example, or set \
+             FENCE_SKIP_LANGUAGE_TESTS=1"
+        ),
         Err(error) => panic!("{interpreter}: {error}"),
     }
 }

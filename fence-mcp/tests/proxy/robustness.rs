@@ -218,6 +218,10 @@ mod shutdown {
         let mut proxy = Lines::proxy(&[]);
         proxy.call(1, "pid", &json!({}));
         let server: u32 = proxy.tool_text(1).1.parse().unwrap();
+        assert!(
+            alive(server),
+            "the server {server} runs before the input closes"
+        );
         proxy.close();
         assert_eq!(proxy.wait(PATIENCE).code(), Some(0));
         assert!(!alive(server));
@@ -323,6 +327,7 @@ mod shutdown {
         let mut proxy = Lines::proxy(&[]);
         proxy.call(1, "pid", &json!({}));
         let server: u32 = proxy.tool_text(1).1.parse().unwrap();
+        assert!(alive(server), "the server {server} runs");
         let escaped = escape(&mut proxy, 2);
         // The server exits as soon as its input closes; the processes it left run on.
         proxy.close();
