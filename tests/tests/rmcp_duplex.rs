@@ -77,6 +77,16 @@ impl Tools {
         std::fs::read_to_string(request.path)
     }
 
+    /// Looks a path up, failing with rmcp's own error type.
+    #[fence_boundary]
+    #[tool]
+    fn look_up(&self, Parameters(request): Parameters<PathRequest>) -> Result<String, ErrorData> {
+        Err(ErrorData::invalid_params(
+            format!("no entry {}", request.path),
+            None,
+        ))
+    }
+
     /// The time.
     #[fence_boundary]
     #[tool(name = "now")]
@@ -163,6 +173,10 @@ fn the_client_lists_every_tool_with_its_name_and_description() {
             tools,
             [
                 described("delete", "Hand-written: always refused."),
+                described(
+                    "look_up",
+                    "Looks a path up, failing with rmcp's own error type."
+                ),
                 described("now", "The time."),
                 described("read.text", "Reads a text file."),
                 described(
@@ -247,6 +261,28 @@ fn a_named_sync_tool_fences_its_error_under_the_registered_name() {
             )
         );
         assert_eq!(parse(text).unwrap().source(), "tool:read.text");
+    });
+}
+
+#[test]
+fn an_rmcp_error_under_a_boundary_is_a_fenced_tool_error_not_a_protocol_error() {
+    runtime().block_on(async {
+        let client = connect().await;
+        let result = call(&client, "look_up", json!({ "path": FORGED }))
+            .await
+            .expect("a tool result, not a protocol error");
+        let (text, is_error) = text_of(&result);
+        assert_eq!(is_error, Some(true));
+        let block = parse(text).unwrap();
+        assert_eq!(block.source(), "tool:look_up");
+        assert!(block.content().contains("no entry "), "{text}");
+        assert!(
+            matches!(
+                fence_runtime::neutralise(block.content()),
+                std::borrow::Cow::Borrowed(_)
+            ),
+            "the forged markers are neutralised: {text}"
+        );
     });
 }
 
