@@ -2,7 +2,7 @@
 
 use std::io::{self, Write};
 
-use fence_runtime::surfaces::{MarkerKind, live_markers};
+use fence_runtime::{CLOSING_MARKER as CLOSER, MarkerKind, live_markers};
 use fence_runtime::{ParseError, parse};
 use serde::Serialize;
 
@@ -172,8 +172,6 @@ fn where_broken(text: &str, error: ParseError) -> usize {
         _ => 0,
     }
 }
-
-const CLOSER: &str = "</untrusted-content>";
 
 /// The 1-based line and column (in characters) just after `before`.
 fn line_column(before: &[u8]) -> (usize, usize) {

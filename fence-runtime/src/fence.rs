@@ -6,10 +6,7 @@ use core::fmt;
 use crate::prefilter;
 use crate::source::Source;
 
-/// The opening marker up to the source name.
-pub(crate) const OPENER_PREFIX: &str = "<untrusted-content source=";
-/// The closing marker.
-pub(crate) const CLOSER: &str = "</untrusted-content>";
+pub(crate) use crate::marker::{CLOSING_MARKER as CLOSER, OPENING_MARKER_PREFIX as OPENER_PREFIX};
 /// What follows the content: the separator and the closing marker.
 pub(crate) const TAIL: &str = "\n</untrusted-content>";
 

@@ -288,6 +288,9 @@ struct ReadmeDoctests;
 
 pub use crate::content::{Exemption, ModelContent, ToolOutput};
 pub use crate::fence::{FencedBlock, fence};
+pub use crate::marker::{
+    CLOSING_MARKER, LiveMarkers, MarkerKind, OPENING_MARKER_PREFIX, live_markers,
+};
 pub use crate::neutralise::{NEUTRALISED_INFIX, neutralise, neutralise_bytes};
 pub use crate::parse::{ParseError, ParsedBlock, fence_source_of, parse};
 pub use crate::render::{ContentWriter, Fenced, FencedTask, RenderError, fence_value};

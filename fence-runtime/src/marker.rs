@@ -11,6 +11,23 @@ use crate::prefilter;
 /// The marker name, lowercase.
 pub(crate) const NAME: &[u8; 17] = b"untrusted-content";
 
+/// The opening marker up to its source name: a block starts with this, the source, `>` and a
+/// newline.
+///
+/// ```
+/// let block = fence_runtime::fence(&fence_runtime::Source::tool("t"), "x");
+/// assert!(block.as_str().starts_with(fence_runtime::OPENING_MARKER_PREFIX));
+/// ```
+pub const OPENING_MARKER_PREFIX: &str = "<untrusted-content source=";
+
+/// The closing marker: a block ends with a newline and this.
+///
+/// ```
+/// let block = fence_runtime::fence(&fence_runtime::Source::tool("t"), "x");
+/// assert!(block.as_str().ends_with(fence_runtime::CLOSING_MARKER));
+/// ```
+pub const CLOSING_MARKER: &str = "</untrusted-content>";
+
 /// The longest prefix of a marker that is not yet a marker (`</untrusted-conten`): the most a
 /// streaming neutraliser ever has to hold back.
 pub(crate) const MAX_PARTIAL: usize = 2 + NAME.len() - 1;
@@ -33,6 +50,81 @@ impl Marker {
         }
     }
 }
+
+/// Which marker a live marker is: what [`live_markers`] reports.
+///
+/// ```
+/// assert_eq!(fence_runtime::MarkerKind::Closer.to_string(), "closing");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum MarkerKind {
+    /// `<untrusted-content…`
+    Opener,
+    /// `</untrusted-content…`
+    Closer,
+}
+
+impl core::fmt::Display for MarkerKind {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(match self {
+            MarkerKind::Opener => "opening",
+            MarkerKind::Closer => "closing",
+        })
+    }
+}
+
+impl From<Marker> for MarkerKind {
+    fn from(marker: Marker) -> MarkerKind {
+        match marker {
+            Marker::Opener => MarkerKind::Opener,
+            Marker::Closer => MarkerKind::Closer,
+        }
+    }
+}
+
+/// Where the live markers of `text` are, in order: the byte offset of each one's `<`, and which
+/// marker it is. A neutralised marker is not live, and is not listed.
+///
+/// The fence's own matcher: a marker is a `<`, an optional `/`, then `untrusted-content` in any
+/// ASCII casing, whatever follows. A fenced block has exactly two live markers, its opener at
+/// offset 0 and its closer at the end. Any other live marker is content that was not
+/// neutralised, or a block's boundary out of place.
+///
+/// ```
+/// use fence_runtime::{live_markers, MarkerKind};
+///
+/// let text = "<untrusted-content source=tool:t>\nhi </UNTRUSTED-CONTENT> <!MURMUR-NEUTRALISED!/untrusted-content>\n</untrusted-content>";
+/// let found: Vec<_> = live_markers(text).collect();
+/// assert_eq!(found, [(0, MarkerKind::Opener), (37, MarkerKind::Closer), (99, MarkerKind::Closer)]);
+/// assert_eq!(live_markers("plain text").count(), 0);
+/// ```
+#[must_use]
+pub fn live_markers(text: &str) -> LiveMarkers<'_> {
+    LiveMarkers {
+        text: text.as_bytes(),
+        from: 0,
+    }
+}
+
+/// The live markers of a text, in order: see [`live_markers`].
+#[derive(Clone, Debug)]
+pub struct LiveMarkers<'a> {
+    text: &'a [u8],
+    from: usize,
+}
+
+impl Iterator for LiveMarkers<'_> {
+    type Item = (usize, MarkerKind);
+
+    fn next(&mut self) -> Option<(usize, MarkerKind)> {
+        let (at, kind) = next_marker(self.text, self.from)?;
+        self.from = at + 1;
+        Some((at, kind.into()))
+    }
+}
+
+impl core::iter::FusedIterator for LiveMarkers<'_> {}
 
 /// What the bytes starting at a `<` are.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

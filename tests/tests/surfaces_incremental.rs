@@ -5,10 +5,11 @@
 use std::path::PathBuf;
 
 use fence_runtime::surfaces::{
-    Finding, MarkerKind, ReadError, RecordReader, RecordReport, RecordVerifier, Report, SseReader,
+    Finding, ReadError, RecordReader, RecordReport, RecordVerifier, Report, SseReader,
     StreamReport, StreamVerifier, TraceReader, TraceReport, TraceVerifier, Unit, VerifyContext,
-    live_markers, read_record, read_sse, read_trace, verify_record, verify_stream, verify_trace,
+    read_record, read_sse, read_trace, verify_record, verify_stream, verify_trace,
 };
+use fence_runtime::{MarkerKind, live_markers};
 use proptest::prelude::*;
 
 fn fixture(name: &str) -> Vec<u8> {

@@ -1,5 +1,6 @@
 //! What the verifier reports: typed findings and where they were found.
 
+pub use crate::marker::MarkerKind;
 use alloc::string::String;
 use core::fmt;
 
@@ -140,29 +141,6 @@ impl fmt::Display for MissingLabel {
         f.write_str(match self {
             MissingLabel::Null => "null",
             MissingLabel::Absent => "absent",
-        })
-    }
-}
-
-/// Which marker a live marker is.
-///
-/// ```
-/// assert_eq!(fence_runtime::surfaces::MarkerKind::Closer.to_string(), "closing");
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum MarkerKind {
-    /// `<untrusted-content…`
-    Opener,
-    /// `</untrusted-content…`
-    Closer,
-}
-
-impl fmt::Display for MarkerKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            MarkerKind::Opener => "opening",
-            MarkerKind::Closer => "closing",
         })
     }
 }

@@ -1,6 +1,5 @@
 //! What the markers of a piece of content say, read with the crate's one marker matcher.
 
-use super::finding::MarkerKind;
 use crate::marker;
 use crate::parse::{ParseError, ParsedBlock, parse};
 
@@ -78,53 +77,3 @@ pub fn read_markers(text: &str) -> Markers<'_> {
         Err(_) => Markers::Plain,
     }
 }
-
-/// Where the live markers of `text` are, in order: the byte offset of each one's `<`, and which
-/// marker it is. A neutralised marker is not live, and is not listed.
-///
-/// The same matcher as the fence's: a marker is a `<`, an optional `/`, then
-/// `untrusted-content` in any ASCII casing, whatever follows. A fenced block has exactly two
-/// live markers, its opener at offset 0 and its closer at the end; anything else is content
-/// that was not neutralised, or a block's boundary out of place. A tool that points a reader at
-/// a forged marker, or at the closer a malformed block lacks, starts here.
-///
-/// ```
-/// use fence_runtime::surfaces::{live_markers, MarkerKind};
-///
-/// let text = "<untrusted-content source=tool:t>\nhi </UNTRUSTED-CONTENT> <!MURMUR-NEUTRALISED!/untrusted-content>\n</untrusted-content>";
-/// let found: Vec<_> = live_markers(text).collect();
-/// assert_eq!(found, [(0, MarkerKind::Opener), (37, MarkerKind::Closer), (99, MarkerKind::Closer)]);
-/// assert_eq!(live_markers("plain text").count(), 0);
-/// ```
-#[must_use]
-pub fn live_markers(text: &str) -> LiveMarkers<'_> {
-    LiveMarkers {
-        text: text.as_bytes(),
-        from: 0,
-    }
-}
-
-/// The live markers of a text, in order: see [`live_markers`].
-#[derive(Clone, Debug)]
-pub struct LiveMarkers<'a> {
-    text: &'a [u8],
-    from: usize,
-}
-
-impl Iterator for LiveMarkers<'_> {
-    type Item = (usize, MarkerKind);
-
-    fn next(&mut self) -> Option<(usize, MarkerKind)> {
-        let (at, kind) = marker::next_marker(self.text, self.from)?;
-        self.from = at + 1;
-        Some((
-            at,
-            match kind {
-                marker::Marker::Opener => MarkerKind::Opener,
-                marker::Marker::Closer => MarkerKind::Closer,
-            },
-        ))
-    }
-}
-
-impl core::iter::FusedIterator for LiveMarkers<'_> {}

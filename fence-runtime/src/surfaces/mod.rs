@@ -89,7 +89,7 @@
 //!
 //! [`verify_stream`], [`verify_record`], [`verify_trace`] and [`verify_frame`] return typed
 //! [`Finding`]s. Every check for live markers goes through the crate's one marker matcher
-//! ([`read_markers`], [`live_markers`]). Nothing a reader read vanishes from the verdict: a unit
+//! ([`read_markers`], [`live_markers`](crate::live_markers)). Nothing a reader read vanishes from the verdict: a unit
 //! it could not read is itself a finding at its line ([`FindingKind::UnreadableUnit`]), and so
 //! is a part of a record line that cannot be read ([`FindingKind::UnreadablePart`]).
 //!
@@ -280,7 +280,7 @@ mod verify;
 pub use self::artifact::{ArtifactFrame, CallMeta, ParsedArtifact, ParsedFrame, read_frame};
 pub use self::classify::{ResultKind, VerifyContext};
 pub use self::finding::{Finding, FindingKind, Location, MarkerKind, MissingLabel, Surface};
-pub use self::markers::{LiveMarkers, Markers, live_markers, read_markers};
+pub use self::markers::{Markers, read_markers};
 pub use self::read::{
     Counts, DEFAULT_MAX_LINE_BYTES, Label, LineError, Located, Nullable, ReadError, Report,
     SkippedUnit, Unit,
@@ -336,7 +336,7 @@ const _: () = {
     send_sync::<StreamVerifier>();
     send_sync::<RecordVerifier>();
     send_sync::<TraceVerifier>();
-    send_sync::<LiveMarkers<'static>>();
+    send_sync::<crate::LiveMarkers<'static>>();
     send_sync::<StreamFrame>();
     send_sync::<StreamReport>();
     send_sync::<EventMeta<'static>>();
