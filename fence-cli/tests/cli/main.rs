@@ -9,4 +9,5 @@ mod languages;
 mod mcp;
 mod memory;
 mod parse;
+mod readme;
 mod wrap;
