@@ -58,12 +58,10 @@ fn run_readme(readme: &str) -> String {
         dependencies.contains(line),
         "{readme} depends on fence-runtime 0.1"
     );
+    let runtime = runtime.display();
     let dependencies = dependencies.replacen(
         line,
-        &format!(
-            r#"fence-runtime = {{ version = "0.1", path = {:?},"#,
-            runtime
-        ),
+        &format!(r#"fence-runtime = {{ version = "0.1", path = "{runtime}","#),
         1,
     );
 
