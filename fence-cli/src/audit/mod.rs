@@ -1,16 +1,17 @@
 //! `fence audit`: verify the surfaces an agent runtime wrote, streaming, in bounded memory.
 
 mod discover;
+mod manifest;
 mod report;
 mod verify;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use fence_runtime::surfaces::{DEFAULT_MAX_LINE_BYTES, VerifyContext};
-use serde::{Deserialize, Serialize};
+use fence_runtime::surfaces::DEFAULT_MAX_LINE_BYTES;
 
 use crate::exit::{Failure, Status};
 
+pub(crate) use self::manifest::{Declarations, Manifest, Origin};
 pub(crate) use self::report::Format;
 
 /// Reads `conversation.jsonl`, `trace.jsonl` and SSE captures (`*.sse`, or any file whose first
@@ -44,7 +45,8 @@ pub(crate) struct Args {
     /// nor a skill never reached a tool (a dispatch failure, never fenced).
     #[arg(long, value_name = "NAME,…", value_delimiter = ',')]
     tools: Option<Vec<String>>,
-    /// A JSON file declaring skills and tools: `{"skills": […], "tools": […]}`.
+    /// A JSON file declaring skills and tools: `{"skills": […], "tools": […]}`. Without it, each
+    /// workdir's `fence.json` (or `manifest.json`) is used, the nearest up to the PATH given.
     #[arg(long, value_name = "FILE")]
     manifest: Option<PathBuf>,
     /// `text` for people, `json` for machines: one object per finding, then a summary object.
@@ -57,74 +59,66 @@ pub(crate) struct Args {
     max_line_bytes: usize,
 }
 
-/// The declarations an audit is told about, from `--manifest`.
-#[derive(Debug, Default, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct Manifest {
-    #[serde(default)]
-    pub(crate) skills: Vec<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) tools: Option<Vec<String>>,
-}
-
-impl Manifest {
-    /// Reads a manifest file.
-    pub(crate) fn read(path: &Path) -> Result<Manifest, Failure> {
-        let bytes = std::fs::read(path).map_err(|error| crate::input::cannot_read(path, &error))?;
-        serde_json::from_slice(&bytes).map_err(|error| {
-            Failure::trouble(format_args!(
-                "{} is not a manifest: {error}; write {{\"skills\": [\"name\", …], \"tools\": [\"name\", …]}}",
-                path.display()
-            ))
-        })
-    }
-}
-
 pub(crate) fn run(args: &Args) -> Result<Status, Failure> {
-    let mut manifest = match &args.manifest {
-        Some(path) => Manifest::read(path)?,
-        None => Manifest::default(),
+    let flags = Manifest {
+        skills: args.skills.clone(),
+        tools: args.tools.clone(),
     };
-    manifest.skills.extend(args.skills.iter().cloned());
-    if let Some(tools) = &args.tools {
-        manifest
-            .tools
-            .get_or_insert_with(Vec::new)
-            .extend(tools.iter().cloned());
-    }
+    let declarations = match &args.manifest {
+        Some(path) => {
+            let mut manifest = Manifest::read(path)?;
+            manifest.skills.extend(flags.skills);
+            if let Some(tools) = flags.tools {
+                manifest.tools.get_or_insert_with(Vec::new).extend(tools);
+            }
+            Declarations::Fixed {
+                origin: Origin::Given(path.clone()),
+                manifest,
+            }
+        }
+        None => Declarations::Found { flags },
+    };
     let mut out = anstream::stdout().lock();
     audit(
         &args.paths,
-        &context(&manifest),
+        &declarations,
         args.format,
         args.max_line_bytes,
         &mut out,
     )
 }
 
-/// The verification context a manifest declares.
-pub(crate) fn context(manifest: &Manifest) -> VerifyContext {
-    let context = VerifyContext::new().with_skills(manifest.skills.iter().cloned());
-    match &manifest.tools {
-        Some(tools) => context.with_tools(tools.iter().cloned()),
-        None => context,
-    }
-}
-
-/// Audits `paths` with `context`, writing the findings and the summary to `out`: what
+/// Audits `paths` with what `declarations` declare, writing the findings and the summary to `out`: what
 /// `fence audit` does, and what `fence demo` does to the directory it wrote.
 pub(crate) fn audit(
     paths: &[PathBuf],
-    context: &VerifyContext,
+    declarations: &Declarations,
     format: Format,
     max_line_bytes: usize,
     out: &mut dyn std::io::Write,
 ) -> Result<Status, Failure> {
-    let found = discover::discover(paths);
+    let mut found = discover::discover(paths);
+    let roots: Vec<PathBuf> = paths.iter().filter(|path| path.is_dir()).cloned().collect();
+    let mut notes = Vec::new();
+    let declared: Vec<_> = found
+        .groups
+        .iter()
+        .map(|(dir, _)| declarations.of(dir, &roots, &mut found.problems, &mut notes))
+        .collect();
     let mut reporter = report::Reporter::new(format, out);
+    let mut shown = Vec::new();
+    for origin in declared.iter().map(|declared| &declared.origin) {
+        if *origin != Origin::None && !shown.contains(&origin) {
+            reporter.manifest(origin)?;
+            shown.push(origin);
+        }
+    }
+    for note in &notes {
+        reporter.note(note)?;
+    }
     for problem in &found.problems {
         reporter.problem(problem)?;
     }
-    verify::verify(&found, context, max_line_bytes, &mut reporter)?;
+    verify::verify(&found, &declared, max_line_bytes, &mut reporter)?;
     reporter.summary(&found)
 }

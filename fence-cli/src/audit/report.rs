@@ -9,6 +9,7 @@ use fence_runtime::surfaces::{Finding, FindingKind, Surface};
 use serde::Serialize;
 
 use super::discover::{Discovery, Kind, Problem, Target};
+use super::manifest::{NAMES, Origin};
 use super::verify::UnitKind;
 use crate::exit::{Failure, Status};
 use crate::style;
@@ -81,6 +82,20 @@ struct FindingLine<'a> {
 }
 
 #[derive(Serialize)]
+#[serde(tag = "type", rename = "manifest")]
+struct ManifestLine {
+    file: String,
+    /// `given` (`--manifest`) or `found` (beside the surfaces).
+    how: &'static str,
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename = "note")]
+struct NoteLine<'a> {
+    message: &'a str,
+}
+
+#[derive(Serialize)]
 #[serde(tag = "type", rename = "input-error")]
 struct ProblemLine {
     path: String,
@@ -116,6 +131,10 @@ pub(crate) struct Reporter<'o> {
     notes: usize,
     unreadable: usize,
     problems: usize,
+    /// The workdir being verified declares nothing (no manifest, no flag).
+    undeclared: bool,
+    /// An unfenced tool result was found where nothing was declared.
+    undeclared_unfenced: bool,
 }
 
 impl<'o> Reporter<'o> {
@@ -129,7 +148,48 @@ impl<'o> Reporter<'o> {
             notes: 0,
             unreadable: 0,
             problems: 0,
+            undeclared: false,
+            undeclared_unfenced: false,
         }
+    }
+
+    /// Prints which manifest declares the skills and tools of the surfaces that follow.
+    pub(crate) fn manifest(&mut self, origin: &Origin) -> Result<(), Failure> {
+        let (file, how) = match origin {
+            Origin::Given(file) => (file, "given"),
+            Origin::Found(file) => (file, "found"),
+            Origin::None => return Ok(()),
+        };
+        let file = file.display().to_string();
+        match self.format {
+            Format::Json => self.json(&ManifestLine { file, how }),
+            Format::Text => {
+                let (place, dim) = (style::PLACE, style::DIM);
+                let why = match origin {
+                    Origin::Given(_) => "--manifest",
+                    _ => "found beside the surfaces; --manifest FILE chooses another",
+                };
+                self.text(&format!(
+                    "manifest: {place}{file}{place:#} {dim}({why}){dim:#}"
+                ))
+            }
+        }
+    }
+
+    /// Prints a note about the audit itself.
+    pub(crate) fn note(&mut self, message: &str) -> Result<(), Failure> {
+        match self.format {
+            Format::Json => self.json(&NoteLine { message }),
+            Format::Text => {
+                let note = style::NOTE;
+                self.text(&format!("{note}note:{note:#} {message}"))
+            }
+        }
+    }
+
+    /// The findings that follow are of a workdir that declares nothing, or one that does.
+    pub(crate) fn workdir(&mut self, undeclared: bool) {
+        self.undeclared = undeclared;
     }
 
     /// Prints a path that could not be audited.
@@ -163,6 +223,9 @@ impl<'o> Reporter<'o> {
         }
         if matches!(finding.kind, FindingKind::UnreadableUnit { .. }) {
             self.unreadable += 1;
+        }
+        if self.undeclared && matches!(finding.kind, FindingKind::UnfencedToolResult { .. }) {
+            self.undeclared_unfenced = true;
         }
         let location = &finding.location;
         let file = path.display().to_string();
@@ -227,6 +290,19 @@ impl<'o> Reporter<'o> {
 
     /// Prints the summary, and gives the exit status.
     pub(crate) fn summary(mut self, found: &Discovery) -> Result<Status, Failure> {
+        let hint = self.undeclared_unfenced.then(|| {
+            format!(
+                "nothing was declared for the surfaces with an unfenced tool result: no \
+                 --manifest, no {} or {} beside them, no --skills or --tools. Without them a \
+                 skill's doc and a call to a tool that does not exist both read as unfenced tool \
+                 results; if that is what these are, declare them (--skills NAME,… and \
+                 --tools NAME,…, or a {} beside the surfaces) and audit again",
+                NAMES[0], NAMES[1], NAMES[0]
+            )
+        });
+        if let (Some(hint), Format::Json) = (&hint, self.format) {
+            self.note(hint)?;
+        }
         let status = self.status();
         let mut units = Tally::default();
         for file in &self.files {
@@ -253,7 +329,7 @@ impl<'o> Reporter<'o> {
                 };
                 write_json(self.out, &line)?;
             }
-            Format::Text => self.text_summary(found, units, status)?,
+            Format::Text => self.text_summary(found, units, status, hint.as_deref())?,
         }
         Ok(status)
     }
@@ -263,6 +339,7 @@ impl<'o> Reporter<'o> {
         found: &Discovery,
         units: Tally,
         status: Status,
+        hint: Option<&str>,
     ) -> Result<(), Failure> {
         let (heading, dim) = (style::HEADING, style::DIM);
         let mut text = format!(
@@ -316,6 +393,10 @@ impl<'o> Reporter<'o> {
             for (kind, count) in &self.by_kind {
                 let _ = writeln!(text, "  {kind:width$}  {count}");
             }
+        }
+        if let Some(hint) = hint {
+            let note = style::NOTE;
+            let _ = writeln!(text, "{note}note:{note:#} {hint}");
         }
         let (good, bad) = (style::GOOD, style::ERROR);
         let verdict = match status {

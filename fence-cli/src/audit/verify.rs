@@ -7,11 +7,11 @@ use std::time::Duration;
 
 use fence_runtime::surfaces::{
     RecordReader, RecordVerifier, SseReader, StreamVerifier, TraceReader, TraceVerifier, Unit,
-    VerifyContext,
 };
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::discover::{Discovery, Kind, Problem, Target, open_regular};
+use super::manifest::Declared;
 use super::report::{Reporter, Tally};
 use crate::exit::Failure;
 use crate::input::CHUNK;
@@ -28,7 +28,7 @@ enum Verifier {
 
 pub(super) fn verify(
     found: &Discovery,
-    context: &VerifyContext,
+    declared: &[Declared],
     max_line_bytes: usize,
     reporter: &mut Reporter<'_>,
 ) -> Result<(), Failure> {
@@ -36,7 +36,9 @@ pub(super) fn verify(
     let sse = || SseReader::new().with_max_line_bytes(max_line_bytes);
     let record = || RecordReader::new().with_max_line_bytes(max_line_bytes);
     let trace = || TraceReader::new().with_max_line_bytes(max_line_bytes);
-    for (_, targets) in &found.groups {
+    for ((_, targets), declared) in found.groups.iter().zip(declared) {
+        let context = &declared.context;
+        reporter.workdir(declared.nothing);
         // The first pass, streams before the record: the calls its frames name classify the
         // record's lines.
         let mut workdir = context.clone();

@@ -61,11 +61,10 @@ pub(crate) fn run(args: &Args) -> Result<Status, Failure> {
         let heading = style::HEADING;
         writeln!(
             out,
-            "\n{heading}the surfaces{heading:#}\nwritten with the toolkit's writers: {}, {}, {} (and {}, the tools and skills it declares)\n\n{heading}fence audit --manifest {} {}{heading:#}",
+            "\n{heading}the surfaces{heading:#}\nwritten with the toolkit's writers: {}, {}, {} (and {}, the tools and skills it declares, which the audit finds beside them)\n\n{heading}fence audit {}{heading:#}",
             dir.join(RECORD).display(),
             dir.join(TRACE).display(),
             dir.join(STREAM).display(),
-            dir.join(MANIFEST).display(),
             dir.join(MANIFEST).display(),
             dir.display(),
         )
@@ -73,7 +72,9 @@ pub(crate) fn run(args: &Args) -> Result<Status, Failure> {
     shown.map_err(|error| Failure::output(&error))?;
     audit::audit(
         std::slice::from_ref(dir),
-        &audit::context(&manifest),
+        &audit::Declarations::Found {
+            flags: Manifest::default(),
+        },
         Format::Text,
         fence_runtime::surfaces::DEFAULT_MAX_LINE_BYTES,
         &mut out,

@@ -14,6 +14,9 @@ pub(super) fn turn(steps: &[Step], out: &mut dyn Write) -> io::Result<()> {
         out,
         "{heading}what the model read{heading:#}\none agent turn, scripted: no network, no model; every tool really ran, through its #[fence_boundary]"
     )?;
+    // The first neutralised marker shown says what the infix is; the rest just count.
+    let mut explained = false;
+    let mut body = |out: &mut dyn Write, content: &ModelContent| body(out, content, &mut explained);
     for step in steps {
         match step {
             Step::Task { origin, content } => {
@@ -73,7 +76,7 @@ fn head(out: &mut dyn Write, who: &str, what: &str) -> io::Result<()> {
 }
 
 /// The content, its fence's markers and every neutralised marker highlighted.
-fn body(out: &mut dyn Write, content: &ModelContent) -> io::Result<()> {
+fn body(out: &mut dyn Write, content: &ModelContent, explained: &mut bool) -> io::Result<()> {
     let text = content.as_str();
     let (fence, neutralised) = (style::FENCE, style::NEUTRALISED);
     // The fence's own markers, when the content is a block: the opener is its first line (a
@@ -120,6 +123,13 @@ fn body(out: &mut dyn Write, content: &ModelContent) -> io::Result<()> {
             if count == 1 { "" } else { "s" },
             if count == 1 { "it cannot" } else { "none can" }
         )?;
+        if !*explained {
+            *explained = true;
+            writeln!(
+                out,
+                "{note}  (the fence writes `{NEUTRALISED_INFIX}` after the `<` of every marker a text spells: the model still reads the text, but no longer as a marker){note:#}"
+            )?;
+        }
     }
     Ok(())
 }

@@ -29,6 +29,7 @@ fn unreadable() -> PathBuf {
 fn findings(text: &str) -> Vec<(String, usize, String)> {
     text.lines()
         .take_while(|line| !line.is_empty())
+        .filter(|line| !line.starts_with("manifest: ") && !line.starts_with("note: "))
         .map(|line| {
             let mut fields = line.splitn(4, ':');
             let path = fields.next().unwrap();
@@ -334,7 +335,15 @@ fn a_manifest_declares_what_the_flags_declare() {
     );
     let mut args = vec!["audit", workdir.to_str().unwrap()];
     args.extend(CONTEXT);
-    assert_eq!(stdout(&with_manifest), stdout(&run(&args, b"")));
+    let (named, report) = stdout(&with_manifest)
+        .split_once('\n')
+        .map(|(first, rest)| (first.to_owned(), rest.to_owned()))
+        .unwrap();
+    assert_eq!(
+        named,
+        format!("manifest: {} (--manifest)", manifest.display())
+    );
+    assert_eq!(report, stdout(&run(&args, b"")));
     // Without the skill, its doc reads as an unfenced tool result.
     let bare = run(&["audit", workdir.to_str().unwrap()], b"");
     assert_ne!(stdout(&bare), stdout(&with_manifest));
@@ -603,4 +612,142 @@ fn a_fifo_or_a_device_named_on_the_command_line_is_a_problem_and_the_audit_does_
         "{}",
         stdout(&output)
     );
+}
+
+/// `fence demo`'s workdir, written into `dir`: its surfaces, and its `manifest.json`.
+fn demo_workdir(dir: &Path) -> PathBuf {
+    let demo = crate::common::run_in(dir, &["demo"]);
+    assert_eq!(code(&demo), 0, "{}", stderr(&demo));
+    dir.join("fence-demo")
+}
+
+#[test]
+fn a_manifest_beside_the_surfaces_is_found_and_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let demo = demo_workdir(dir.path());
+    let found = run(&["audit", demo.to_str().unwrap()], b"");
+    assert_eq!(code(&found), 0, "{}", stdout(&found));
+    let manifest = demo.join("manifest.json");
+    assert!(
+        stdout(&found).starts_with(&format!(
+            "manifest: {} (found beside the surfaces; --manifest FILE chooses another)\n",
+            manifest.display()
+        )),
+        "{}",
+        stdout(&found)
+    );
+
+    // Without it, the skill's doc is an unfenced tool result, and a note says what to declare.
+    std::fs::remove_file(&manifest).unwrap();
+    let bare = run(&["audit", demo.to_str().unwrap()], b"");
+    assert_eq!(code(&bare), 1);
+    let text = stdout(&bare);
+    assert!(!text.contains("manifest: "), "{text}");
+    assert!(
+        text.contains("note: nothing was declared for the surfaces with an unfenced tool result")
+            && text.contains("--skills NAME,…"),
+        "{text}"
+    );
+    // A flag declares something: no note.
+    let flagged = run(
+        &["audit", "--skills", "triage", demo.to_str().unwrap()],
+        b"",
+    );
+    assert_eq!(code(&flagged), 0, "{}", stdout(&flagged));
+    assert!(!stdout(&flagged).contains("note: "), "{}", stdout(&flagged));
+}
+
+#[test]
+fn fence_json_comes_before_manifest_json_and_a_given_manifest_before_both() {
+    let dir = tempfile::tempdir().unwrap();
+    let demo = demo_workdir(dir.path());
+    // fence.json declares nothing: found first, so the skill's doc is flagged.
+    std::fs::write(demo.join("fence.json"), r#"{"skills": []}"#).unwrap();
+    let first = run(&["audit", demo.to_str().unwrap()], b"");
+    assert_eq!(code(&first), 1, "{}", stdout(&first));
+    assert!(
+        stdout(&first).starts_with(&format!(
+            "manifest: {} (found",
+            demo.join("fence.json").display()
+        )),
+        "{}",
+        stdout(&first)
+    );
+    // The manifest given is the one used.
+    let given = demo.join("manifest.json");
+    let chosen = run(
+        &[
+            "audit",
+            "--manifest",
+            given.to_str().unwrap(),
+            demo.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(code(&chosen), 0, "{}", stdout(&chosen));
+    assert!(
+        stdout(&chosen).starts_with(&format!("manifest: {} (--manifest)\n", given.display())),
+        "{}",
+        stdout(&chosen)
+    );
+}
+
+#[test]
+fn another_tools_manifest_json_is_passed_over_and_a_broken_fence_json_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let demo = demo_workdir(dir.path());
+    std::fs::write(demo.join("manifest.json"), r#"{"name": "my-web-app"}"#).unwrap();
+    let other = run(
+        &["audit", "--skills", "triage", demo.to_str().unwrap()],
+        b"",
+    );
+    assert_eq!(code(&other), 0, "{}", stdout(&other));
+    assert!(
+        stdout(&other).starts_with("note: ")
+            && stdout(&other)
+                .contains("manifest.json is not a fence manifest (unknown field `name`")
+            && stdout(&other).contains("passed over"),
+        "{}",
+        stdout(&other)
+    );
+
+    std::fs::write(demo.join("fence.json"), r#"{"skill": ["triage"]}"#).unwrap();
+    let broken = run(
+        &["audit", "--skills", "triage", demo.to_str().unwrap()],
+        b"",
+    );
+    assert_eq!(code(&broken), 2, "{}", stdout(&broken));
+    assert!(
+        stdout(&broken).contains("fence.json is not a manifest: unknown field `skill`"),
+        "{}",
+        stdout(&broken)
+    );
+}
+
+#[test]
+fn a_manifest_in_the_audited_folder_declares_for_the_workdirs_below_it_and_no_further() {
+    let dir = tempfile::tempdir().unwrap();
+    let runs = dir.path().join("runs");
+    std::fs::create_dir(&runs).unwrap();
+    let demo = demo_workdir(&runs);
+    std::fs::rename(demo.join("manifest.json"), runs.join("fence.json")).unwrap();
+    let below = run(&["audit", runs.to_str().unwrap()], b"");
+    assert_eq!(code(&below), 0, "{}", stdout(&below));
+    assert!(
+        stdout(&below).starts_with(&format!(
+            "manifest: {} (found",
+            runs.join("fence.json").display()
+        )),
+        "{}",
+        stdout(&below)
+    );
+    // Audited by itself, the workdir does not look above the folder it was given.
+    let alone = run(&["audit", demo.to_str().unwrap()], b"");
+    assert_eq!(code(&alone), 1, "{}", stdout(&alone));
+
+    let json = run(&["audit", "--format", "json", runs.to_str().unwrap()], b"");
+    let first: Value = serde_json::from_str(stdout(&json).lines().next().unwrap()).unwrap();
+    assert_eq!(first["type"], "manifest");
+    assert_eq!(first["how"], "found");
+    assert_eq!(first["file"], runs.join("fence.json").display().to_string());
 }
