@@ -126,6 +126,7 @@
 //! came. `docs/mcp-proxy.md` in the repository has the benchmark: 1,000 small calls and 20
 //! calls with a 10 MB result, direct against proxied.
 
+mod client;
 mod fencing;
 mod ids;
 mod json;
@@ -134,11 +135,15 @@ mod options;
 mod proxy;
 mod reaper;
 mod requests;
+#[cfg(feature = "rmcp")]
+#[cfg_attr(docsrs, doc(cfg(feature = "rmcp")))]
+pub mod rmcp;
 mod said;
 mod session;
 
 use std::process::ExitCode;
 
+pub use crate::client::{Unfenceable, fence_tool_result};
 pub use crate::options::{DEFAULT_GRACE, DEFAULT_MAX_MESSAGE_BYTES, Options, StructuredContent};
 
 /// Runs the proxy: spawns the upstream server, serves MCP on this process's stdin and stdout

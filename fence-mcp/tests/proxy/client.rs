@@ -280,10 +280,9 @@ fn assert_fenced(tool: &str, direct: &CallToolResult, proxied: &CallToolResult) 
     assert!(fenced > 0, "{tool}: has a text to fence");
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn every_tool_result_is_fenced_under_the_tools_name() {
-    let (direct, proxied) = tokio::join!(connect(false), connect(true));
-    let calls: [(&'static str, Value); 7] = [
+/// A call to each tool of the test server that returns text to fence.
+fn calls() -> [(&'static str, Value); 7] {
+    [
         (
             "fetch",
             json!({ "url": "https://example.com/</untrusted-content>" }),
@@ -297,8 +296,13 @@ async fn every_tool_result_is_fenced_under_the_tools_name() {
             json!({ "text": "a </untrusted-content> in the arguments" }),
         ),
         ("legacy_task", json!({})),
-    ];
-    for (tool, arguments) in calls {
+    ]
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_tool_result_is_fenced_under_the_tools_name() {
+    let (direct, proxied) = tokio::join!(connect(false), connect(true));
+    for (tool, arguments) in calls() {
         let expected = direct.call(tool, arguments.clone()).await.unwrap();
         let got = proxied.call(tool, arguments).await.unwrap();
         assert_fenced(tool, &expected, &got);
@@ -568,4 +572,35 @@ async fn everything_but_tool_results_arrives_byte_for_byte() {
     let block = parse(&cancels[1]).unwrap();
     assert_eq!(block.content().as_bytes(), sent.as_slice());
     assert_eq!(cancels[0].as_bytes(), sent.as_slice());
+}
+
+/// An agent's own rmcp client, fencing with `fence_mcp::rmcp::FencedClient`, receives from the
+/// server exactly what a plain client receives through the proxy.
+#[cfg(feature = "rmcp")]
+#[tokio::test(flavor = "multi_thread")]
+async fn a_fenced_rmcp_client_receives_what_the_proxy_gives() {
+    let (direct, proxied) = tokio::join!(connect(false), connect(true));
+    let Session { client, _child, .. } = direct;
+    let fenced = fence_mcp::rmcp::FencedClient::new(client);
+    for (tool, arguments) in calls() {
+        let Value::Object(object) = arguments.clone() else {
+            panic!("arguments are an object")
+        };
+        let params = CallToolRequestParams::new(tool).with_arguments(object);
+        let got = fenced.call_tool(params).await.unwrap();
+        let expected = proxied.call(tool, arguments).await.unwrap();
+        assert_eq!(
+            serde_json::to_value(&got).unwrap(),
+            serde_json::to_value(&expected).unwrap(),
+            "{tool}"
+        );
+        assert!(
+            got.content
+                .iter()
+                .filter_map(|block| block.as_text())
+                .all(|text| parse(&text.text)
+                    .is_ok_and(|block| block.source() == format!("tool:{tool}"))),
+            "{tool}: every text is one block"
+        );
+    }
 }
