@@ -260,8 +260,14 @@ extern crate alloc;
 #[cfg(any(feature = "std", test))]
 extern crate std;
 
+#[cfg(feature = "async-openai")]
+#[cfg_attr(docsrs, doc(cfg(feature = "async-openai")))]
+pub mod async_openai;
 mod content;
 mod fence;
+#[cfg(feature = "genai")]
+#[cfg_attr(docsrs, doc(cfg(feature = "genai")))]
+pub mod genai;
 mod marker;
 mod neutralise;
 mod parse;
