@@ -16,6 +16,8 @@ use serde_json::{Value, json};
 pub(crate) struct Binaries {
     pub(crate) fence: PathBuf,
     pub(crate) server: PathBuf,
+    /// The `agent_turn` example (it needs the `rmcp` feature, which the build turns on).
+    pub(crate) agent_turn: PathBuf,
 }
 
 pub(crate) fn binaries() -> &'static Binaries {
@@ -28,10 +30,11 @@ pub(crate) fn binaries() -> &'static Binaries {
             .all_features()
             .bin("fence")
             .example("mcp_test_server")
+            .example("agent_turn")
             .current_release()
             .exec()
             .expect("cargo builds the binaries");
-        let (mut fence, mut server) = (None, None);
+        let (mut fence, mut server, mut agent_turn) = (None, None, None);
         for message in messages {
             let message = message.expect("cargo reports the build");
             if let Ok(escargot::format::Message::CompilerArtifact(artifact)) = message.decode() {
@@ -39,6 +42,7 @@ pub(crate) fn binaries() -> &'static Binaries {
                 match artifact.target.name.as_ref() {
                     "fence" => fence = path.or(fence),
                     "mcp_test_server" => server = path.or(server),
+                    "agent_turn" => agent_turn = path.or(agent_turn),
                     _ => {}
                 }
             }
@@ -46,6 +50,7 @@ pub(crate) fn binaries() -> &'static Binaries {
         Binaries {
             fence: fence.expect("cargo built the fence binary"),
             server: server.expect("cargo built the test server"),
+            agent_turn: agent_turn.expect("cargo built the agent_turn example"),
         }
     })
 }
