@@ -84,7 +84,6 @@ pub fn fence_call_tool_result(
 ///     "<untrusted-content source=tool:read_file>\nno such file <!MURMUR-NEUTRALISED!/untrusted-content>\n</untrusted-content>",
 /// );
 /// ```
-#[must_use]
 pub fn tool_output(tool: &str, result: &CallToolResult) -> ToolOutput {
     let mut lines: Vec<String> = result.content.iter().map(block_line).collect();
     if lines.is_empty() {
