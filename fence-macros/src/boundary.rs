@@ -12,8 +12,8 @@ use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::{ReturnType, Type};
 
-use crate::attr;
 use crate::ctxt::Ctxt;
+use crate::{attr, private};
 
 pub(crate) fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     let cx = Ctxt::new();
@@ -74,9 +74,10 @@ enum Kind {
 
 impl Kind {
     fn output_type(&self, span: Span) -> TokenStream {
+        let private = private::path(span);
         match self {
-            Kind::Tool { .. } => quote_spanned!(span=> ::fence_runtime::__private::ToolOutput),
-            Kind::Task => quote_spanned!(span=> ::fence_runtime::__private::ModelContent),
+            Kind::Tool { .. } => quote_spanned!(span=> #private::ToolOutput),
+            Kind::Task => quote_spanned!(span=> #private::ModelContent),
             Kind::Placeholder => quote_spanned!(span=> ()),
         }
     }
@@ -84,16 +85,11 @@ impl Kind {
     /// Turns the handler's own result into the fenced output. The trait is named through the
     /// user's own return type tokens, so an unfenceable type is reported at that type.
     fn convert(&self, value: &syn::Ident, fn_name: &str, ret: &Type) -> TokenStream {
+        let private = private::path(Span::call_site());
         let (to_trait, method) = match self {
             Kind::Placeholder => return quote!(::core::mem::drop(#value)),
-            Kind::Tool { .. } => (
-                quote!(::fence_runtime::__private::IntoToolOutput),
-                quote!(into_tool_output),
-            ),
-            Kind::Task => (
-                quote!(::fence_runtime::__private::IntoTaskContent),
-                quote!(into_task_content),
-            ),
+            Kind::Tool { .. } => (quote!(#private::IntoToolOutput), quote!(into_tool_output)),
+            Kind::Task => (quote!(#private::IntoTaskContent), quote!(into_task_content)),
         };
         let function = if shape::contains_impl_trait(ret) {
             // `impl Trait` cannot be named in a path; the opaque type is still checked.

@@ -276,10 +276,18 @@ mod stream;
 pub mod surfaces;
 mod trust;
 
+// What the macros' expansions name, and nothing else: not public API. Its name carries the
+// version's major and minor, as serde's and thiserror's hidden modules do, so a `fence-macros`
+// of another version (which derives the name it emits from its own version) fails to compile
+// with "could not find `__private_0_1` in `fence_runtime`" instead of calling items that mean
+// something else now. To bump it, at a release that changes the major or minor version: rename
+// the module here to the new version (`__private_0_2` for 0.2); `private.rs` refuses to compile
+// under a name that disagrees with the crate's version. Within one minor version, only add
+// items to it. docs/macros.md has the maintainer's notes.
 #[cfg(feature = "derive")]
 #[doc(hidden)]
 #[path = "private.rs"]
-pub mod __private;
+pub mod __private_0_1;
 
 // The crate's README (on crates.io) is compiled and run with the doc examples.
 #[cfg(all(doctest, feature = "derive"))]

@@ -1,7 +1,8 @@
 //! What macro expansions call. Not public API: no stability promise, hidden from docs.
 //!
-//! Expansions name these only as `::fence_runtime::__private::…`, so a user's own `Result`,
-//! `Option` or `mod core` cannot change what they mean.
+//! Expansions name these only as `::fence_runtime::__private_<major>_<minor>::…`, so a user's
+//! own `Result`, `Option` or `mod core` cannot change what they mean, and a `fence-macros` of
+//! another version cannot reach them (see the module's declaration in lib.rs).
 //!
 //! Every trait here is sealed: its supertrait lives in a module no other crate can name, so no
 //! downstream impl can turn a boundary's result into unfenced content, and every function here
@@ -21,6 +22,37 @@ pub use crate::render::{ContentWriter, Fenced, FencedTask, RenderError};
 pub use crate::trust::TaskProvenance;
 
 use crate::source::Source;
+
+// The module's name is the version's (see its declaration in lib.rs): a rename forgotten at a
+// version bump fails here, in this crate's own build, not in every user's.
+const _: () = assert!(
+    same_str(
+        module_path!(),
+        concat!(
+            "fence_runtime::__private_",
+            env!("CARGO_PKG_VERSION_MAJOR"),
+            "_",
+            env!("CARGO_PKG_VERSION_MINOR"),
+        ),
+    ),
+    "fence-runtime's hidden module must be named for the version: rename `__private_…` in \
+     src/lib.rs to `__private_<major>_<minor>` (see docs/macros.md)",
+);
+
+const fn same_str(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
 
 /// The supertraits that seal this module's traits: public, so they can bound public traits,
 /// but in a private module, so no other crate can name them to implement them.

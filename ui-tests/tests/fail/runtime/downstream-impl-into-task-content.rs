@@ -4,7 +4,7 @@ use fence_runtime::ModelContent;
 
 struct Raw(String);
 
-impl fence_runtime::__private::IntoTaskContent for Raw {
+impl fence_runtime::__private_0_1::IntoTaskContent for Raw {
     fn into_task_content(self) -> ModelContent {
         ModelContent::model_text(self.0)
     }

@@ -4,7 +4,7 @@ use fence_runtime::ToolOutput;
 
 struct Raw(String);
 
-impl fence_runtime::__private::IntoToolOutput for Raw {
+impl fence_runtime::__private_0_1::IntoToolOutput for Raw {
     fn into_tool_output(self, _: Option<&'static str>, _: &'static str) -> ToolOutput {
         ToolOutput::dispatch_failure(self.0)
     }
