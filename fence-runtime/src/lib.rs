@@ -289,6 +289,16 @@ mod trust;
 #[path = "private.rs"]
 pub mod __private_0_1;
 
+// The traits a boundary's signature can fail to satisfy, under the names a compile error shows
+// ("the trait `FenceableToolError` is not implemented for `Failure`"): the compiler names a
+// trait by its shortest visible path, and without these, that path is the hidden module's.
+#[cfg(feature = "derive")]
+#[doc(hidden)]
+pub use crate::__private_0_1::{
+    BoundaryAboveTool, FenceableReturnType, FenceableTaskPayload, FenceableToolError,
+    FenceableToolResult,
+};
+
 // The crate's README (on crates.io) is compiled and run with the doc examples.
 #[cfg(all(doctest, feature = "derive"))]
 #[doc = include_str!("../README.md")]

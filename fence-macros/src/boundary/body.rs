@@ -35,7 +35,7 @@ pub(crate) fn build(shape: Shape, parts: &Parts<'_>) -> TokenStream {
 // Input:  fn f(x: X) -> T { body }
 // Output: fn f(x: X) -> ToolOutput {
 //             let value: T = (move || -> T { body })();   // `return` and `?` as written
-//             IntoToolOutput::into_tool_output(value, ..)
+//             convert(value)   // see `Kind::convert`
 //         }
 fn sync(parts: &Parts<'_>) -> TokenStream {
     let Parts {
@@ -58,7 +58,7 @@ fn sync(parts: &Parts<'_>) -> TokenStream {
 // Input:  async fn f(x: X) -> T { body }
 // Output: async fn f(x: X) -> ToolOutput {
 //             let value: T = async move { body }.await;
-//             IntoToolOutput::into_tool_output(value, ..)
+//             convert(value)   // see `Kind::convert`
 //         }
 fn async_fn(parts: &Parts<'_>) -> TokenStream {
     let Parts {
