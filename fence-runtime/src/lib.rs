@@ -499,9 +499,32 @@ pub use fence_macros::Fenced;
 /// assert_eq!(missing.content().fence_source(), Some("tool:read-file"));
 /// ```
 ///
+/// # The source name
+///
+/// Without `tool = "…"`, the source is the function's name with each `_` replaced by `-`:
+/// `fn get_weather` fences under `tool:get-weather`. A runtime or a model that knows the tool
+/// as `get_weather` then sees another name in the fence. Name the tool as your runtime declares
+/// it, `#[fence_boundary(tool = "get_weather")]`, when the two must agree. Above rmcp's
+/// `#[tool]` the source is the name rmcp registers, as written (`read_file` stays `read_file`).
+/// A name written in `tool = "…"` is used as written: one the fence would have to change (a
+/// `<`, a `>`, whitespace) is a compile error.
+///
+/// # Compile errors
+///
 /// A handler cannot be marked `skill` (a declared skill's doc is never fenced: return
 /// [`ModelContent::skill_doc`]), be a `const fn`, return `()`, or return an already fenced
-/// type; each is a compile error that says what to do.
+/// type; each is a compile error that says what to do. A return type the boundary cannot fence
+/// is reported at the type at fault, with its fix:
+///
+/// - the `Ok` type of a `Result` (or a plain return type) without `Fenced`: add
+///   `#[derive(serde::Serialize, Fenced)]` to it, or return a struct of your own that holds it;
+/// - the `Err` type without `Display`: implement `Display` for it;
+/// - a `Vec` or a `serde_json::Value`: return a `#[derive(serde::Serialize, Fenced)]` struct
+///   that holds it, or its text as a `String`;
+/// - a `Result` or an `Option` from `#[fence_boundary(task)]`: return the task payload itself.
+///
+/// After the boundary, the function returns a [`ToolOutput`]: `?` and `{}` on its result do
+/// not compile, and [`ToolOutput`] says why and what to use instead.
 #[cfg(feature = "derive")]
 #[cfg_attr(docsrs, doc(cfg(feature = "derive")))]
 pub use fence_macros::fence_boundary;
