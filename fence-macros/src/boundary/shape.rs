@@ -325,3 +325,50 @@ pub(crate) fn contains_impl_trait(ty: &Type) -> bool {
     finder.visit_type(ty);
     finder.0
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{plainly_unfenceable, result_arguments, type_text};
+    use syn::{Type, parse_quote};
+
+    #[test]
+    fn types_read_as_written() {
+        let ty: Type = parse_quote!(Vec<&'a str>);
+        assert_eq!(type_text(&ty), "Vec<&'a str>");
+        let ty: Type = parse_quote!(std::collections::HashMap<String, Vec<u8>>);
+        assert_eq!(type_text(&ty), "std::collections::HashMap<String, Vec<u8>>");
+    }
+
+    #[test]
+    fn plainly_unfenceable_types() {
+        for ty in [
+            parse_quote!(Vec<u8>),
+            parse_quote!(std::vec::Vec<Hit>),
+            parse_quote!(serde_json::Value),
+            parse_quote!(::serde_json::Value),
+        ] {
+            assert!(plainly_unfenceable(&ty).is_some(), "{}", type_text(&ty));
+        }
+        // A type of one's own may be called `Vec` or `Value`; the trait bounds judge those.
+        for ty in [
+            parse_quote!(Vec),
+            parse_quote!(Value),
+            parse_quote!(my::Vec<u8>),
+            parse_quote!(String),
+        ] {
+            assert!(plainly_unfenceable(&ty).is_none(), "{}", type_text(&ty));
+        }
+    }
+
+    #[test]
+    fn result_halves() {
+        let ty: Type = parse_quote!(Result<String, Failure>);
+        let (ok, err) = result_arguments(&ty).expect("a Result");
+        assert_eq!(type_text(ok), "String");
+        assert_eq!(err.map(type_text).as_deref(), Some("Failure"));
+        let ty: Type = parse_quote!(std::io::Result<String>);
+        assert!(result_arguments(&ty).is_some_and(|(_, err)| err.is_none()));
+        let ty: Type = parse_quote!(Result);
+        assert!(result_arguments(&ty).is_none());
+    }
+}
