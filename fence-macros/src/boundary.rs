@@ -10,10 +10,10 @@ use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, quote, quote_spanned};
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;
-use syn::{ReturnType, Type};
+use syn::{Ident, ReturnType, Type};
 
-use crate::attr;
 use crate::ctxt::Ctxt;
+use crate::{attr, private};
 
 pub(crate) fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     let cx = Ctxt::new();
@@ -74,43 +74,78 @@ enum Kind {
 
 impl Kind {
     fn output_type(&self, span: Span) -> TokenStream {
+        let private = private::path(span);
         match self {
-            Kind::Tool { .. } => quote_spanned!(span=> ::fence_runtime::__private::ToolOutput),
-            Kind::Task => quote_spanned!(span=> ::fence_runtime::__private::ModelContent),
+            Kind::Tool { .. } => quote_spanned!(span=> #private::ToolOutput),
+            Kind::Task => quote_spanned!(span=> #private::ModelContent),
             Kind::Placeholder => quote_spanned!(span=> ()),
         }
     }
 
-    /// Turns the handler's own result into the fenced output. The trait is named through the
-    /// user's own return type tokens, so an unfenceable type is reported at that type.
-    fn convert(&self, value: &syn::Ident, fn_name: &str, ret: &Type) -> TokenStream {
-        let (to_trait, method) = match self {
+    /// Turns the handler's own result into the fenced output. Each trait is named through the
+    /// user's own type tokens, so an unfenceable type is reported at that type: for a return
+    /// type spelled `Result<T, E>`, at `T` or `E` with the message for that half, else at the
+    /// whole return type.
+    fn convert(&self, value: &Ident, fn_name: &str, ret: &Type) -> TokenStream {
+        let private = private::path(Span::call_site());
+        // `impl Trait` cannot be named in a path; the opaque type is still checked.
+        let named = !shape::contains_impl_trait(ret);
+        let explicit = match self {
             Kind::Placeholder => return quote!(::core::mem::drop(#value)),
-            Kind::Tool { .. } => (
-                quote!(::fence_runtime::__private::IntoToolOutput),
-                quote!(into_tool_output),
-            ),
-            Kind::Task => (
-                quote!(::fence_runtime::__private::IntoTaskContent),
-                quote!(into_task_content),
-            ),
-        };
-        let function = if shape::contains_impl_trait(ret) {
-            // `impl Trait` cannot be named in a path; the opaque type is still checked.
-            quote!(#to_trait::#method)
-        } else {
-            quote!(<#ret as #to_trait>::#method)
-        };
-        match self {
-            Kind::Tool { explicit } => {
-                let explicit = if let Some(name) = explicit {
-                    quote!(::core::option::Option::Some(#name))
-                } else {
-                    quote!(::core::option::Option::None)
+            Kind::Task if named => {
+                return quote! {
+                    <#ret as #private::FenceableTaskPayload>::into_task_content(#value, #private::SEAL)
                 };
-                quote!(#function(#value, #explicit, #fn_name))
             }
-            Kind::Task | Kind::Placeholder => quote!(#function(#value)),
+            Kind::Task => {
+                return quote! {
+                    #private::FenceableTaskPayload::into_task_content(#value, #private::SEAL)
+                };
+            }
+            Kind::Tool {
+                explicit: Some(name),
+            } => quote!(::core::option::Option::Some(#name)),
+            Kind::Tool { explicit: None } => quote!(::core::option::Option::None),
+        };
+        match shape::result_arguments(ret).filter(|_| named) {
+            // Input:  -> Result<T, E>
+            // Output: let source = <T as FenceableToolResult>::tool_source(..);
+            //         match value {
+            //             Ok(ok) => <T as FenceableToolResult>::ok_output(ok, &source),
+            //             Err(err) => <E as FenceableToolError>::err_output(err, &source),
+            //         }
+            Some((ok, err)) => {
+                let source = Ident::new("__fence_source", Span::mixed_site());
+                let ok_value = Ident::new("__fence_ok", Span::mixed_site());
+                let err_value = Ident::new("__fence_err", Span::mixed_site());
+                // `io::Result<T>` does not say its error type; inference finds it.
+                let err_output = if let Some(err) = err {
+                    quote!(<#err as #private::FenceableToolError>::err_output)
+                } else {
+                    quote!(#private::FenceableToolError::err_output)
+                };
+                quote! {{
+                    let #source = <#ok as #private::FenceableToolResult>::tool_source(
+                        #explicit,
+                        #fn_name,
+                        #private::SEAL,
+                    );
+                    match #value {
+                        ::core::result::Result::Ok(#ok_value) => {
+                            <#ok as #private::FenceableToolResult>::ok_output(#ok_value, &#source, #private::SEAL)
+                        }
+                        ::core::result::Result::Err(#err_value) => {
+                            #err_output(#err_value, &#source, #private::SEAL)
+                        }
+                    }
+                }}
+            }
+            None if named => quote! {
+                <#ret as #private::FenceableReturnType>::into_tool_output(#value, #explicit, #fn_name, #private::SEAL)
+            },
+            None => quote! {
+                #private::FenceableReturnType::into_tool_output(#value, #explicit, #fn_name, #private::SEAL)
+            },
         }
     }
 }
@@ -122,13 +157,13 @@ fn rewrite(
     kind: &Kind,
     prelude: TokenStream,
 ) -> Option<TokenStream> {
-    let returns = shape::detect(cx, &func.sig)?;
+    let returns = shape::detect(cx, &func.sig, matches!(kind, Kind::Task))?;
     let ReturnType::Type(_, original_ret) = &func.sig.output else {
         unreachable!("`detect` refused a signature that returns nothing")
     };
     let original_ret: Type = (**original_ret).clone();
     let fn_name = func.sig.ident.unraw().to_string().replace('_', "-");
-    let value = syn::Ident::new("__fence_value", Span::mixed_site());
+    let value = Ident::new("__fence_value", Span::mixed_site());
     let parts = body::Parts {
         body: func.body,
         is_unsafe: func.sig.unsafety.is_some(),

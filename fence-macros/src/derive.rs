@@ -7,7 +7,7 @@ use syn::{DeriveInput, Ident, Type, WhereClause, parse_quote};
 
 use crate::ast::{Container, Field, Shape, Variant};
 use crate::ctxt::Ctxt;
-use crate::valid;
+use crate::{private, valid};
 
 pub(crate) fn expand(input: TokenStream) -> TokenStream {
     let input: DeriveInput = match syn::parse2(input) {
@@ -50,6 +50,7 @@ pub(crate) fn expand(input: TokenStream) -> TokenStream {
 // content only by a name a reviewer can grep for, `ModelContent::task_payload(&email)` (or a
 // `#[fence_boundary(task)]` fn, which calls it), never by `.into()`.
 fn impls(cont: &Container<'_>) -> TokenStream {
+    let private = private::path(Span::call_site());
     let ident = cont.ident;
     let (impl_generics, ty_generics, _) = cont.generics.split_for_impl();
     let where_clause = where_with_bounds(cont);
@@ -64,11 +65,11 @@ fn impls(cont: &Container<'_>) -> TokenStream {
     });
     let fenced = quote! {
         #[automatically_derived]
-        impl #impl_generics ::fence_runtime::__private::Fenced for #ident #ty_generics #where_clause {
+        impl #impl_generics #private::Fenced for #ident #ty_generics #where_clause {
             fn render(
                 &self,
-                #out: &mut ::fence_runtime::__private::ContentWriter<'_>,
-            ) -> ::core::result::Result<(), ::fence_runtime::__private::RenderError> {
+                #out: &mut #private::ContentWriter<'_>,
+            ) -> ::core::result::Result<(), #private::RenderError> {
                 #render
             }
             #fixed_tool
@@ -78,8 +79,8 @@ fn impls(cont: &Container<'_>) -> TokenStream {
         let provenance = provenance_body(cont);
         quote! {
             #[automatically_derived]
-            impl #impl_generics ::fence_runtime::__private::FencedTask for #ident #ty_generics #where_clause {
-                fn provenance(&self) -> &::fence_runtime::__private::TaskProvenance {
+            impl #impl_generics #private::FencedTask for #ident #ty_generics #where_clause {
+                fn provenance(&self) -> &#private::TaskProvenance {
                     #provenance
                 }
             }
@@ -90,10 +91,10 @@ fn impls(cont: &Container<'_>) -> TokenStream {
         quote! {
             #[automatically_derived]
             impl #impl_generics ::core::convert::From<#ident #ty_generics>
-                for ::fence_runtime::__private::ToolOutput #where_clause
+                for #private::ToolOutput #where_clause
             {
                 fn from(#payload: #ident #ty_generics) -> Self {
-                    ::fence_runtime::__private::fixed_tool_output(&#payload, #name)
+                    #private::fixed_tool_output(&#payload, #name)
                 }
             }
         }
@@ -104,27 +105,30 @@ fn impls(cont: &Container<'_>) -> TokenStream {
 /// The body of `render`.
 fn render_body(cont: &Container<'_>, out: &Ident) -> TokenStream {
     let at_type = cont.ident.span();
+    let private = private::path(at_type);
     if cont.attrs.display.is_set() {
-        return quote_spanned!(at_type=> ::fence_runtime::__private::render_display(self, #out));
+        return quote_spanned!(at_type=> #private::render_display(self, #out));
     }
-    let render_json = quote_spanned!(at_type=> ::fence_runtime::__private::render_json(self, #out));
+    let render_json = quote_spanned!(at_type=> #private::render_json(self, #out));
     let field = Ident::new("__field", Span::mixed_site());
     // Autoref dispatch: `ContentField<T>: RenderFieldFenced` when `T: Fenced`, else
     // `&ContentField<T>: RenderFieldJson`. Only the method name carries the field type's span,
     // so a type that is neither is reported there, and lints do not mistake the `&` for user
     // code.
     let render_field = |ty: &Type| {
+        let private = private::path(ty.span());
         if is_string(ty) {
             // `String`, the usual content field, is text: the dispatch would pick its own
             // rendering, and resolving it costs a fifth of what the derive adds to compile time
             // (`scripts/compile-cost.sh`). A type of one's own named `String` must be `Fenced`.
-            return quote_spanned!(ty.span()=> ::fence_runtime::__private::Fenced::render(#field, #out));
+            return quote_spanned!(ty.span()=> #private::Fenced::render(#field, #out));
         }
         let method = Ident::new("render_field", ty.span());
+        let private = private::path(Span::call_site());
         quote! {
             #[allow(unused_imports)]
-            use ::fence_runtime::__private::{RenderFieldFenced as _, RenderFieldJson as _};
-            (&::fence_runtime::__private::ContentField(#field)).#method(#out)
+            use #private::{RenderFieldFenced as _, RenderFieldJson as _};
+            (&#private::ContentField(#field)).#method(#out)
         }
     };
     match &cont.shape {
@@ -218,6 +222,7 @@ fn variant_pattern(
 /// The container's where clause plus the bounds rendering needs, each spanned where a failure
 /// should point.
 fn where_with_bounds(cont: &Container<'_>) -> Option<WhereClause> {
+    let private = private::path(Span::call_site());
     let generics = cont.generics;
     if generics.type_params().next().is_none() && generics.const_params().next().is_none() {
         // Nothing generic: the body's own calls name every unmet requirement, at the type.
@@ -245,7 +250,7 @@ fn where_with_bounds(cont: &Container<'_>) -> Option<WhereClause> {
     if content_fields.is_empty() {
         where_clause.predicates.push(predicate_at(
             ident.span(),
-            &quote!(#this: ::fence_runtime::__private::RenderJson),
+            &quote!(#this: #private::RenderJson),
         ));
     }
     for field in content_fields {
@@ -254,9 +259,9 @@ fn where_with_bounds(cont: &Container<'_>) -> Option<WhereClause> {
             continue;
         }
         let bound = if is_type_param(ty, generics) {
-            quote!(#ty: ::fence_runtime::__private::Fenced)
+            quote!(#ty: #private::Fenced)
         } else {
-            quote!(#ty: ::fence_runtime::__private::RenderJson)
+            quote!(#ty: #private::RenderJson)
         };
         where_clause
             .predicates
@@ -310,13 +315,14 @@ fn mentions_type_param(ty: &Type, generics: &syn::Generics) -> bool {
 
 /// What to emit next to errors, so uses of the type elsewhere do not cascade into more.
 fn stubs(cont: &Container<'_>) -> TokenStream {
+    let private = private::path(Span::call_site());
     let ident = cont.ident;
     let (impl_generics, ty_generics, where_clause) = cont.generics.split_for_impl();
     let task = cont.attrs.task.is_set().then(|| {
         quote! {
             #[automatically_derived]
-            impl #impl_generics ::fence_runtime::__private::FencedTask for #ident #ty_generics #where_clause {
-                fn provenance(&self) -> &::fence_runtime::__private::TaskProvenance {
+            impl #impl_generics #private::FencedTask for #ident #ty_generics #where_clause {
+                fn provenance(&self) -> &#private::TaskProvenance {
                     ::core::unreachable!()
                 }
             }
@@ -326,7 +332,7 @@ fn stubs(cont: &Container<'_>) -> TokenStream {
         quote! {
             #[automatically_derived]
             impl #impl_generics ::core::convert::From<#ident #ty_generics>
-                for ::fence_runtime::__private::ToolOutput #where_clause
+                for #private::ToolOutput #where_clause
             {
                 fn from(_: #ident #ty_generics) -> Self {
                     ::core::unreachable!()
@@ -336,11 +342,11 @@ fn stubs(cont: &Container<'_>) -> TokenStream {
     });
     quote! {
         #[automatically_derived]
-        impl #impl_generics ::fence_runtime::__private::Fenced for #ident #ty_generics #where_clause {
+        impl #impl_generics #private::Fenced for #ident #ty_generics #where_clause {
             fn render(
                 &self,
-                _: &mut ::fence_runtime::__private::ContentWriter<'_>,
-            ) -> ::core::result::Result<(), ::fence_runtime::__private::RenderError> {
+                _: &mut #private::ContentWriter<'_>,
+            ) -> ::core::result::Result<(), #private::RenderError> {
                 ::core::unreachable!()
             }
         }

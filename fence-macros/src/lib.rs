@@ -2,7 +2,8 @@
 //!
 //! Depend on `fence-runtime` with its `derive` feature instead of on this crate: the macros are
 //! documented on their re-exports there, and their expansions name only
-//! `::fence_runtime::__private::…` and `::core::…` paths.
+//! `::fence_runtime::__private_<major>_<minor>::…` (this crate's version, which is the
+//! runtime's: see `private.rs`) and `::core::…` paths.
 #![forbid(unsafe_code)]
 
 mod ast;
@@ -10,6 +11,7 @@ mod attr;
 mod boundary;
 mod ctxt;
 mod derive;
+mod private;
 mod valid;
 
 use proc_macro::TokenStream;

@@ -463,6 +463,18 @@ impl AsRef<str> for ModelContent {
 /// assert!(output.is_error());
 /// assert_eq!(output.content().fence_source(), Some("tool:read-file"));
 /// ```
+///
+/// # Calling a `#[fence_boundary]` function
+///
+/// The boundary rewrote the function's return type: a handler written as returning
+/// `Result<T, E>` returns a `ToolOutput`, with the `Ok` or the `Err` fenced inside it. So:
+///
+/// - `?` on its result does not compile ("the `?` operator can only be applied to values that
+///   implement `Try`"): it is not a `Result` any more. [`is_error`](Self::is_error) says
+///   whether the tool failed.
+/// - `{}` does not compile ("`ToolOutput` doesn't implement `std::fmt::Display`"): it is not
+///   `Display`, so it cannot be fenced twice. The text the model reads, fence included, is
+///   `.content().as_str()`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 #[must_use = "a tool's output does nothing until it is handed back to the runtime"]
 pub struct ToolOutput {

@@ -282,10 +282,28 @@ mod stream;
 pub mod surfaces;
 mod trust;
 
+// What the macros' expansions name, and nothing else: not public API. Its name carries the
+// version's major and minor, as serde's and thiserror's hidden modules do, so a `fence-macros`
+// of another version (which derives the name it emits from its own version) fails to compile
+// with "could not find `__private_0_1` in `fence_runtime`" instead of calling items that mean
+// something else now. To bump it, at a release that changes the major or minor version: rename
+// the module here to the new version (`__private_0_2` for 0.2); `private.rs` refuses to compile
+// under a name that disagrees with the crate's version. Within one minor version, only add
+// items to it. docs/macros.md has the maintainer's notes.
 #[cfg(feature = "derive")]
 #[doc(hidden)]
 #[path = "private.rs"]
-pub mod __private;
+pub mod __private_0_1;
+
+// The traits a boundary's signature can fail to satisfy, under the names a compile error shows
+// ("the trait `FenceableToolError` is not implemented for `Failure`"): the compiler names a
+// trait by its shortest visible path, and without these, that path is the hidden module's.
+#[cfg(feature = "derive")]
+#[doc(hidden)]
+pub use crate::__private_0_1::{
+    BoundaryAboveTool, FenceableReturnType, FenceableTaskPayload, FenceableToolError,
+    FenceableToolResult,
+};
 
 // The crate's README (on crates.io) is compiled and run with the doc examples.
 #[cfg(all(doctest, feature = "derive"))]
@@ -520,9 +538,32 @@ pub use fence_macros::Fenced;
 /// assert_eq!(missing.content().fence_source(), Some("tool:read-file"));
 /// ```
 ///
+/// # The source name
+///
+/// Without `tool = "…"`, the source is the function's name with each `_` replaced by `-`:
+/// `fn get_weather` fences under `tool:get-weather`. A runtime or a model that knows the tool
+/// as `get_weather` then sees another name in the fence. Name the tool as your runtime declares
+/// it, `#[fence_boundary(tool = "get_weather")]`, when the two must agree. Above rmcp's
+/// `#[tool]` the source is the name rmcp registers, as written (`read_file` stays `read_file`).
+/// A name written in `tool = "…"` is used as written: one the fence would have to change (a
+/// `<`, a `>`, whitespace) is a compile error.
+///
+/// # Compile errors
+///
 /// A handler cannot be marked `skill` (a declared skill's doc is never fenced: return
 /// [`ModelContent::skill_doc`]), be a `const fn`, return `()`, or return an already fenced
-/// type; each is a compile error that says what to do.
+/// type; each is a compile error that says what to do. A return type the boundary cannot fence
+/// is reported at the type at fault, with its fix:
+///
+/// - the `Ok` type of a `Result` (or a plain return type) without `Fenced`: add
+///   `#[derive(serde::Serialize, Fenced)]` to it, or return a struct of your own that holds it;
+/// - the `Err` type without `Display`: implement `Display` for it;
+/// - a `Vec` or a `serde_json::Value`: return a `#[derive(serde::Serialize, Fenced)]` struct
+///   that holds it, or its text as a `String`;
+/// - a `Result` or an `Option` from `#[fence_boundary(task)]`: return the task payload itself.
+///
+/// After the boundary, the function returns a [`ToolOutput`]: `?` and `{}` on its result do
+/// not compile, and [`ToolOutput`] says why and what to use instead.
 #[cfg(feature = "derive")]
 #[cfg_attr(docsrs, doc(cfg(feature = "derive")))]
 pub use fence_macros::fence_boundary;

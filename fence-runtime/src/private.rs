@@ -1,14 +1,15 @@
 //! What macro expansions call. Not public API: no stability promise, hidden from docs.
 //!
-//! Expansions name these only as `::fence_runtime::__private::…`, so a user's own `Result`,
-//! `Option` or `mod core` cannot change what they mean.
+//! Expansions name these only as `::fence_runtime::__private_<major>_<minor>::…`, so a user's
+//! own `Result`, `Option` or `mod core` cannot change what they mean, and a `fence-macros` of
+//! another version cannot reach them (see the module's declaration in lib.rs).
 //!
-//! Every trait here is sealed: its supertrait lives in a module no other crate can name, so no
-//! downstream impl can turn a boundary's result into unfenced content, and every function here
-//! fences under a source the boundary chose. A downstream crate can call these functions (the
-//! module is public), but nothing here builds model content without the fence, except
-//! [`IntoTaskContent`], which is `ModelContent::task_payload` (the trusted-task exemption, for
-//! a trusted payload) behind `#[fence_boundary(task)]`.
+//! Every trait here is sealed (see `sealed`), so no downstream impl can turn a boundary's
+//! result into unfenced content, and every function here fences under a source the boundary
+//! chose. A downstream crate can call these functions (the module is public), but nothing here
+//! builds model content without the fence, except [`FenceableTaskPayload`], which is
+//! `ModelContent::task_payload` (the trusted-task exemption, for a trusted payload) behind
+//! `#[fence_boundary(task)]`.
 
 use core::convert::Infallible;
 use core::fmt;
@@ -22,10 +23,45 @@ pub use crate::trust::TaskProvenance;
 
 use crate::source::Source;
 
-/// The supertraits that seal this module's traits: public, so they can bound public traits,
-/// but in a private module, so no other crate can name them to implement them.
+// The module's name is the version's (see its declaration in lib.rs): a rename forgotten at a
+// version bump fails here, in this crate's own build, not in every user's.
+const _: () = assert!(
+    same_str(
+        module_path!(),
+        concat!(
+            "fence_runtime::__private_",
+            env!("CARGO_PKG_VERSION_MAJOR"),
+            "_",
+            env!("CARGO_PKG_VERSION_MINOR"),
+        ),
+    ),
+    "fence-runtime's hidden module must be named for the version: rename `__private_…` in \
+     src/lib.rs to `__private_<major>_<minor>` (see docs/macros.md)",
+);
+
+const fn same_str(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// What seals this module's traits. `Json` and `Field` are supertraits: public, so they can
+/// bound public traits, but in a private module, so no other crate can name them to implement
+/// them. The boundary's traits are sealed by [`Seal`](sealed::Seal) instead, a parameter of
+/// their methods whose type no other crate can name, so no other crate can write the method:
+/// an unmet bound is then reported as the public trait, with its own message, rather than as a
+/// supertrait no user has heard of.
 mod sealed {
-    // Each carries its public trait's message: the compiler reports the unmet supertrait first.
+    // Carries its public trait's message: the compiler reports the unmet supertrait first.
     #[diagnostic::on_unimplemented(
         message = "`{Self}` renders as JSON, but does not implement `serde::Serialize`",
         label = "`#[derive(Fenced)]` renders this type as JSON by default",
@@ -33,28 +69,19 @@ mod sealed {
     )]
     pub trait Json {}
     pub trait Field {}
-    #[diagnostic::on_unimplemented(
-        message = "`{Self}` cannot be returned from a `#[fence_boundary]` tool handler",
-        label = "this return type cannot be fenced",
-        note = "return a type that implements `fence_runtime::Fenced` (a string, or a type with `#[derive(fence_runtime::Fenced)]`), or `Result<T, E>` with `T: Fenced` and `E: Display`",
-        note = "already fenced values (`FencedBlock`, `ModelContent`, `ToolOutput`) are neither `Fenced` nor `Display`: the boundary fences the result and the error itself"
-    )]
-    pub trait ToolResult {}
-    #[diagnostic::on_unimplemented(
-        message = "`{Self}` is not a task payload",
-        label = "a `#[fence_boundary(task)]` fn must return a `#[fence(task)]` payload",
-        note = "add `#[derive(fence_runtime::Fenced)]` and `#[fence(task)]` to `{Self}`, with a `#[fence(provenance)] provenance: TaskProvenance` field"
-    )]
-    pub trait TaskResult {}
     pub trait AboveTool {}
+
+    /// The seal the boundary's traits take: only [`SEAL`](super::SEAL) makes one.
+    #[derive(Debug, Clone, Copy)]
+    pub struct Seal(pub(super) ());
 }
+
+/// What an expansion passes to the boundary's sealed methods.
+pub const SEAL: sealed::Seal = sealed::Seal(());
 
 impl<T: Serialize + ?Sized> sealed::Json for T {}
 impl<T: ?Sized> sealed::Field for ContentField<'_, T> {}
 impl<T: ?Sized> sealed::Field for &ContentField<'_, T> {}
-impl<T: Fenced> sealed::ToolResult for T {}
-impl<T: Fenced, E: fmt::Display> sealed::ToolResult for Result<T, E> {}
-impl<T: FencedTask> sealed::TaskResult for T {}
 
 /// Renders `value` as compact JSON, straight into the writer.
 ///
@@ -145,30 +172,110 @@ fn tool_source<T: Fenced>(explicit: Option<&'static str>, fn_name: &'static str)
     Source::tool(explicit.or_else(T::fixed_tool).unwrap_or(fn_name))
 }
 
-/// What a `#[fence_boundary]` tool handler may return. The expansion calls it through the
-/// handler's own return type, so an unfenceable type is one error, at that type; both impls
-/// are [`ToolOutput::from_result`], the one conversion.
+// The boundary's traits, one per position a type can take in a handler's signature, so an unmet
+// bound is reported at that position (the expansion names each through the user's own type
+// tokens) with a message about that position. Their blanket impls are `do_not_recommend`: the
+// compiler reports the position's own trait, not `Fenced` or `Display` behind it, whose advice
+// is for other places. Every conversion is `ToolOutput::from_result`, the one conversion.
+
+/// The `Ok` type of a handler's `Result`: the tool's result, fenced.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be returned from a `#[fence_boundary]` tool handler",
-    label = "this return type cannot be fenced",
-    note = "return a type that implements `fence_runtime::Fenced` (a string, or a type with `#[derive(fence_runtime::Fenced)]`), or `Result<T, E>` with `T: Fenced` and `E: Display`",
-    note = "already fenced values (`FencedBlock`, `ModelContent`, `ToolOutput`) are neither `Fenced` nor `Display`: the boundary fences the result and the error itself"
+    message = "the `Ok` type `{Self}` cannot be fenced: it does not implement `fence_runtime::Fenced`",
+    label = "the tool's result: #[fence_boundary] fences it, so it must be `Fenced`",
+    note = "if `{Self}` is your own type, add `fence_runtime::Fenced` to its derives: `#[derive(serde::Serialize, fence_runtime::Fenced)]` renders it as JSON, `#[fence(display)]` with its `Display`",
+    note = "otherwise return a struct of your own that holds it, with those derives, or a `String`"
 )]
-pub trait IntoToolOutput: sealed::ToolResult {
-    /// Fences the handler's result under `tool:<name>`.
-    fn into_tool_output(self, explicit: Option<&'static str>, fn_name: &'static str) -> ToolOutput;
+pub trait FenceableToolResult: Sized {
+    /// The source a handler's result and error are fenced under.
+    fn tool_source(
+        explicit: Option<&'static str>,
+        fn_name: &'static str,
+        seal: sealed::Seal,
+    ) -> Source;
+
+    /// Fences the tool's result under `source`.
+    fn ok_output(self, source: &Source, seal: sealed::Seal) -> ToolOutput;
 }
 
-impl<T: Fenced> IntoToolOutput for T {
-    fn into_tool_output(self, explicit: Option<&'static str>, fn_name: &'static str) -> ToolOutput {
-        let source = tool_source::<T>(explicit, fn_name);
-        ToolOutput::from_result(&source, Ok::<T, Infallible>(self))
+#[diagnostic::do_not_recommend]
+impl<T: Fenced> FenceableToolResult for T {
+    fn tool_source(
+        explicit: Option<&'static str>,
+        fn_name: &'static str,
+        _: sealed::Seal,
+    ) -> Source {
+        tool_source::<T>(explicit, fn_name)
+    }
+
+    fn ok_output(self, source: &Source, _: sealed::Seal) -> ToolOutput {
+        ToolOutput::from_result(source, Ok::<T, Infallible>(self))
     }
 }
 
-impl<T: Fenced, E: fmt::Display> IntoToolOutput for Result<T, E> {
-    fn into_tool_output(self, explicit: Option<&'static str>, fn_name: &'static str) -> ToolOutput {
-        ToolOutput::from_result(&tool_source::<T>(explicit, fn_name), self)
+/// The `Err` type of a handler's `Result`: the tool's failure, fenced as its `Display` text.
+#[diagnostic::on_unimplemented(
+    message = "the `Err` type `{Self}` does not implement `Display`: #[fence_boundary] fences a tool's error as its `Display` text",
+    label = "the tool's error: #[fence_boundary] fences its `Display` text",
+    note = "implement `std::fmt::Display` for `{Self}` (`#[derive(thiserror::Error)]` with `#[error(\"..\")]` does), or return `Result<T, String>` with the text you want the model to read",
+    note = "already fenced values (`FencedBlock`, `ModelContent`, `ToolOutput`) are not `Display`: return the error's own type and let the boundary fence it"
+)]
+pub trait FenceableToolError: Sized {
+    /// Fences the tool's error under `source`.
+    fn err_output(self, source: &Source, seal: sealed::Seal) -> ToolOutput;
+}
+
+#[diagnostic::do_not_recommend]
+impl<E: fmt::Display> FenceableToolError for E {
+    fn err_output(self, source: &Source, _: sealed::Seal) -> ToolOutput {
+        ToolOutput::from_result(source, Err::<&str, E>(self))
+    }
+}
+
+/// A handler's whole return type, when the expansion cannot see that it is a `Result` (a type
+/// alias): a [`Fenced`] type, or a `Result` of one.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be fenced: a #[fence_boundary] tool handler returns a type that implements `fence_runtime::Fenced`, or `Result<T, E>` with `T: Fenced` and `E: Display`",
+    label = "the tool's result: #[fence_boundary] fences it, so it must be `Fenced`",
+    note = "to make a type of your own `Fenced`, add `fence_runtime::Fenced` to its derives: `#[derive(serde::Serialize, fence_runtime::Fenced)]` renders it as JSON, `#[fence(display)]` with its `Display`",
+    note = "for another crate's type (a `Vec`, a `serde_json::Value`, ..), return a struct of your own that holds it, with those derives, or a `String`",
+    note = "already fenced values (`FencedBlock`, `ModelContent`, `ToolOutput`) are neither `Fenced` nor `Display`: the boundary fences the result and the error itself"
+)]
+pub trait FenceableReturnType: Sized {
+    /// Fences the handler's result under `tool:<name>`.
+    fn into_tool_output(
+        self,
+        explicit: Option<&'static str>,
+        fn_name: &'static str,
+        seal: sealed::Seal,
+    ) -> ToolOutput;
+}
+
+#[diagnostic::do_not_recommend]
+impl<T: Fenced> FenceableReturnType for T {
+    fn into_tool_output(
+        self,
+        explicit: Option<&'static str>,
+        fn_name: &'static str,
+        seal: sealed::Seal,
+    ) -> ToolOutput {
+        let source = T::tool_source(explicit, fn_name, seal);
+        self.ok_output(&source, seal)
+    }
+}
+
+#[diagnostic::do_not_recommend]
+impl<T: FenceableToolResult, E: FenceableToolError> FenceableReturnType for Result<T, E> {
+    fn into_tool_output(
+        self,
+        explicit: Option<&'static str>,
+        fn_name: &'static str,
+        seal: sealed::Seal,
+    ) -> ToolOutput {
+        let source = T::tool_source(explicit, fn_name, seal);
+        match self {
+            Ok(value) => value.ok_output(&source, seal),
+            Err(err) => err.err_output(&source, seal),
+        }
     }
 }
 
@@ -211,18 +318,20 @@ impl BoundaryAboveTool for NotAnRmcpTool {}
 
 /// What a `#[fence_boundary(task)]` handler returns, as model content.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` is not a task payload",
-    label = "a `#[fence_boundary(task)]` fn must return a `#[fence(task)]` payload",
-    note = "add `#[derive(fence_runtime::Fenced)]` and `#[fence(task)]` to `{Self}`, with a `#[fence(provenance)] provenance: TaskProvenance` field"
+    message = "`{Self}` is not a task payload: a #[fence_boundary(task)] fn returns a `#[fence(task)]` payload",
+    label = "the task: #[fence_boundary(task)] makes it model content, so it must be a task payload",
+    note = "if `{Self}` is your own type, add `#[derive(fence_runtime::Fenced)]` and `#[fence(task)]` to it, with a `#[fence(provenance)] provenance: TaskProvenance` field",
+    note = "otherwise return a struct of your own with those attributes that holds it"
 )]
-pub trait IntoTaskContent: sealed::TaskResult {
+pub trait FenceableTaskPayload: Sized {
     /// [`ModelContent::task_payload`]: fences the payload under `task:<origin>` when untrusted,
     /// and passes it as the trusted-task exemption when trusted.
-    fn into_task_content(self) -> ModelContent;
+    fn into_task_content(self, seal: sealed::Seal) -> ModelContent;
 }
 
-impl<T: FencedTask> IntoTaskContent for T {
-    fn into_task_content(self) -> ModelContent {
+#[diagnostic::do_not_recommend]
+impl<T: FencedTask> FenceableTaskPayload for T {
+    fn into_task_content(self, _: sealed::Seal) -> ModelContent {
         ModelContent::task_payload(&self)
     }
 }

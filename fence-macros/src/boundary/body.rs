@@ -6,6 +6,7 @@ use quote::quote;
 use syn::{Block, Expr, Ident, Stmt, Type};
 
 use super::shape::{Shape, contains_impl_trait};
+use crate::private;
 
 /// What every builder needs: the body as written, the result type it produces, the signature's
 /// original return type, and the conversion of the result into fenced output (which names the
@@ -34,7 +35,7 @@ pub(crate) fn build(shape: Shape, parts: &Parts<'_>) -> TokenStream {
 // Input:  fn f(x: X) -> T { body }
 // Output: fn f(x: X) -> ToolOutput {
 //             let value: T = (move || -> T { body })();   // `return` and `?` as written
-//             IntoToolOutput::into_tool_output(value, ..)
+//             convert(value)   // see `Kind::convert`
 //         }
 fn sync(parts: &Parts<'_>) -> TokenStream {
     let Parts {
@@ -57,7 +58,7 @@ fn sync(parts: &Parts<'_>) -> TokenStream {
 // Input:  async fn f(x: X) -> T { body }
 // Output: async fn f(x: X) -> ToolOutput {
 //             let value: T = async move { body }.await;
-//             IntoToolOutput::into_tool_output(value, ..)
+//             convert(value)   // see `Kind::convert`
 //         }
 fn async_fn(parts: &Parts<'_>) -> TokenStream {
     let Parts {
@@ -104,12 +105,13 @@ fn boxed_future(parts: &Parts<'_>) -> TokenStream {
         }};
     }
     let future = Ident::new("__fence_future", Span::mixed_site());
+    let private = private::path(Span::call_site());
     let call = immediately_called_closure(&unsafe_wrapped(parts), Some(original_ret));
     quote! {{
         #prelude
         #[allow(unused_unsafe, clippy::redundant_closure_call)]
         let #future = #call;
-        ::fence_runtime::__private::Box::pin(async move {
+        #private::Box::pin(async move {
             let #value = #future.await;
             #convert
         })

@@ -8,6 +8,7 @@ use syn::{LitStr, PathArguments, ReturnType, Signature, Type};
 
 use crate::attr::{self, RmcpTool};
 use crate::ctxt::Ctxt;
+use crate::private;
 
 use super::shape;
 
@@ -122,13 +123,14 @@ pub(crate) fn below_tool_check(sig: &Signature) -> TokenStream {
     let attr_fn = format_ident!("{}_tool_attr", sig.ident, span = Span::call_site());
     let fallback = syn::Ident::new("__FenceNotBelowTool", Span::mixed_site());
     let param = syn::Ident::new("__FenceT", Span::mixed_site());
+    let private = private::path(Span::call_site());
     quote! {
         trait #fallback {
-            fn #attr_fn() -> ::fence_runtime::__private::NotAnRmcpTool {
-                ::fence_runtime::__private::NotAnRmcpTool
+            fn #attr_fn() -> #private::NotAnRmcpTool {
+                #private::NotAnRmcpTool
             }
         }
         impl<#param: ?::core::marker::Sized> #fallback for #param {}
-        ::fence_runtime::__private::boundary_above_tool(<Self>::#attr_fn);
+        #private::boundary_above_tool(<Self>::#attr_fn);
     }
 }

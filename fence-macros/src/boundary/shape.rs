@@ -1,6 +1,7 @@
 //! What shape a handler's return type has, and what result it hands back.
 
 use proc_macro2::TokenStream;
+use quote::ToTokens;
 use syn::{GenericArgument, PathArguments, ReturnType, Signature, Type, TypeParamBound};
 
 use crate::ctxt::Ctxt;
@@ -25,8 +26,9 @@ pub(crate) struct Returns {
 }
 
 /// Detects the shape and result type of a signature, reporting a signature no boundary can go
-/// on (a `const fn`, a handler that returns nothing, a result that is already fenced).
-pub(crate) fn detect(cx: &Ctxt, sig: &Signature) -> Option<Returns> {
+/// on (a `const fn`, a handler that returns nothing, a result that is already fenced, or one
+/// that plainly cannot be: see [`check_result_type`]). `task` for `#[fence_boundary(task)]`.
+pub(crate) fn detect(cx: &Ctxt, sig: &Signature, task: bool) -> Option<Returns> {
     if let Some(constness) = &sig.constness {
         cx.error_spanned_by(
             constness,
@@ -55,7 +57,7 @@ pub(crate) fn detect(cx: &Ctxt, sig: &Signature) -> Option<Returns> {
     } else {
         (Shape::Sync, ret)
     };
-    check_result_type(cx, &result)?;
+    check_result_type(cx, &result, task)?;
     Some(Returns { shape, result })
 }
 
@@ -75,8 +77,11 @@ pub(crate) fn rewrite_signature(sig: &mut Signature, shape: Shape, output: Token
     *slot = syn::parse2(output).expect("a type");
 }
 
-/// Rejects result types that cannot be fenced for reasons the macro can see.
-fn check_result_type(cx: &Ctxt, ty: &Type) -> Option<()> {
+/// Rejects result types that cannot be fenced for reasons the macro can see: `()`, an already
+/// fenced type, a `Result` or `Option` from a task boundary, and a tool result that is a `Vec`
+/// or a `serde_json::Value`. Every other type is left to the conversion's trait bounds, which
+/// the compiler reports at the type with the runtime's message for its position.
+fn check_result_type(cx: &Ctxt, ty: &Type, task: bool) -> Option<()> {
     if let Type::Tuple(tuple) = ty {
         if tuple.elems.is_empty() {
             cx.error_spanned_by(
@@ -119,7 +124,110 @@ fn check_result_type(cx: &Ctxt, ty: &Type) -> Option<()> {
         );
         return None;
     }
+    if task {
+        let wrapper = last_segment(ty)
+            .filter(|seg| seg.ident == "Result" || seg.ident == "Option")
+            .filter(|seg| type_argument(&seg.arguments, 0).is_some());
+        if let Some(seg) = wrapper {
+            let (what, why) = if seg.ident == "Result" {
+                ("a `Result`", "has no tool error to fence")
+            } else {
+                ("an `Option`", "has nothing to fence for `None`")
+            };
+            cx.error_spanned_by(
+                ty,
+                format!(
+                    "a #[fence_boundary(task)] fn returns the task payload itself, not {what}: \
+                     the boundary makes model content of a task, and {why}; return the \
+                     `#[fence(task)]` payload and handle the failure before it, or remove \
+                     #[fence_boundary(task)] and call \
+                     `fence_runtime::ModelContent::task_payload(&payload)` on the payload you have"
+                ),
+            );
+            return None;
+        }
+        return Some(());
+    }
+    let payload = result_arguments(ty).map_or(ty, |(ok, _)| ok);
+    if let Some(message) = plainly_unfenceable(payload) {
+        cx.error_spanned_by(payload, message);
+        return None;
+    }
     Some(())
+}
+
+/// The `Ok` and (when written) `Err` types of a return type spelled `Result<T, E>`, or `Result<T>`
+/// as an alias such as `io::Result<T>` writes it.
+pub(crate) fn result_arguments(ty: &Type) -> Option<(&Type, Option<&Type>)> {
+    let seg = last_segment(ty).filter(|seg| seg.ident == "Result")?;
+    let ok = type_argument(&seg.arguments, 0)?;
+    Some((ok, type_argument(&seg.arguments, 1)))
+}
+
+/// Why a tool's result plainly cannot be fenced, for the types users reach for first: a `Vec`
+/// and a `serde_json::Value` are not `Fenced`, and no impl can make them so.
+fn plainly_unfenceable(ty: &Type) -> Option<String> {
+    let Type::Path(path) = ty else { return None };
+    if path.qself.is_some() {
+        return None;
+    }
+    let names: Vec<String> = path
+        .path
+        .segments
+        .iter()
+        .map(|seg| seg.ident.to_string())
+        .collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let last = path.path.segments.last()?;
+    match names[..] {
+        ["Vec"] | ["std" | "alloc", "vec", "Vec"] => {
+            let item = type_argument(&last.arguments, 0)?;
+            let item_text = type_text(item);
+            if item_text == "u8" {
+                return Some(format!(
+                    "`{}` is bytes, and #[fence_boundary] fences text: return a `String` \
+                     (`String::from_utf8_lossy(&bytes).into_owned()`), or a struct with \
+                     `#[derive(serde::Serialize, fence_runtime::Fenced)]` that holds the bytes, \
+                     which renders as JSON",
+                    type_text(ty)
+                ));
+            }
+            Some(format!(
+                "`{}` cannot be fenced: a list does not implement `fence_runtime::Fenced`; return \
+                 a struct that holds it, such as `#[derive(serde::Serialize, \
+                 fence_runtime::Fenced)] struct Items {{ items: Vec<{item_text}> }}`, which \
+                 #[fence_boundary] fences as JSON",
+                type_text(ty)
+            ))
+        }
+        ["serde_json", "Value"] if last.arguments.is_none() => Some(
+            "`serde_json::Value` cannot be fenced: it does not implement `fence_runtime::Fenced`; \
+             return a struct with `#[derive(serde::Serialize, fence_runtime::Fenced)]`, which \
+             #[fence_boundary] fences as JSON, or the JSON's text as a `String` \
+             (`value.to_string()`)"
+                .to_owned(),
+        ),
+        _ => None,
+    }
+}
+
+/// A type as a user writes it, for a message: `Vec<&'a str>`, not `Vec < & 'a str >`.
+fn type_text(ty: &Type) -> String {
+    let text = ty.to_token_stream().to_string();
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        let next = chars.peek().copied();
+        let prev = out.chars().last();
+        let drop_space = c == ' '
+            && (matches!(next, Some('<' | '>' | ',' | ':'))
+                || matches!(prev, Some('<' | '&' | ':'))
+                || (prev == Some('>') && next == Some('>')));
+        if !drop_space {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// `ToolOutput`, `ModelContent` or `FencedBlock`, by any path.
@@ -216,4 +324,51 @@ pub(crate) fn contains_impl_trait(ty: &Type) -> bool {
     let mut finder = Finder(false);
     finder.visit_type(ty);
     finder.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{plainly_unfenceable, result_arguments, type_text};
+    use syn::{Type, parse_quote};
+
+    #[test]
+    fn types_read_as_written() {
+        let ty: Type = parse_quote!(Vec<&'a str>);
+        assert_eq!(type_text(&ty), "Vec<&'a str>");
+        let ty: Type = parse_quote!(std::collections::HashMap<String, Vec<u8>>);
+        assert_eq!(type_text(&ty), "std::collections::HashMap<String, Vec<u8>>");
+    }
+
+    #[test]
+    fn plainly_unfenceable_types() {
+        for ty in [
+            parse_quote!(Vec<u8>),
+            parse_quote!(std::vec::Vec<Hit>),
+            parse_quote!(serde_json::Value),
+            parse_quote!(::serde_json::Value),
+        ] {
+            assert!(plainly_unfenceable(&ty).is_some(), "{}", type_text(&ty));
+        }
+        // A type of one's own may be called `Vec` or `Value`; the trait bounds judge those.
+        for ty in [
+            parse_quote!(Vec),
+            parse_quote!(Value),
+            parse_quote!(my::Vec<u8>),
+            parse_quote!(String),
+        ] {
+            assert!(plainly_unfenceable(&ty).is_none(), "{}", type_text(&ty));
+        }
+    }
+
+    #[test]
+    fn result_halves() {
+        let ty: Type = parse_quote!(Result<String, Failure>);
+        let (ok, err) = result_arguments(&ty).expect("a Result");
+        assert_eq!(type_text(ok), "String");
+        assert_eq!(err.map(type_text).as_deref(), Some("Failure"));
+        let ty: Type = parse_quote!(std::io::Result<String>);
+        assert!(result_arguments(&ty).is_some_and(|(_, err)| err.is_none()));
+        let ty: Type = parse_quote!(Result);
+        assert!(result_arguments(&ty).is_none());
+    }
 }

@@ -1,5 +1,5 @@
 // Every trait the expansions use is sealed, including the JSON renderer.
-use fence_runtime::__private::{ContentWriter, RenderError, RenderJson};
+use fence_runtime::__private_0_1::{ContentWriter, RenderError, RenderJson};
 
 struct Raw;
 
