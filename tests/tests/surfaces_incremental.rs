@@ -4,12 +4,12 @@
 
 use std::path::PathBuf;
 
-use fence_runtime::surfaces::{
+use fence_runtime::{MarkerKind, live_markers};
+use fence_surfaces::{
     Finding, ReadError, RecordReader, RecordReport, RecordVerifier, Report, SseReader,
     StreamReport, StreamVerifier, TraceReader, TraceReport, TraceVerifier, Unit, VerifyContext,
     read_record, read_sse, read_trace, verify_record, verify_stream, verify_trace,
 };
-use fence_runtime::{MarkerKind, live_markers};
 use proptest::prelude::*;
 
 fn fixture(name: &str) -> Vec<u8> {

@@ -6,7 +6,7 @@ mod verify;
 
 use std::path::{Path, PathBuf};
 
-use fence_runtime::surfaces::{DEFAULT_MAX_LINE_BYTES, VerifyContext};
+use fence_surfaces::{DEFAULT_MAX_LINE_BYTES, VerifyContext};
 use serde::{Deserialize, Serialize};
 
 use crate::exit::{Failure, Status};

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use std::io::Write;
 use std::path::Path;
 
-use fence_runtime::surfaces::{Finding, FindingKind, Surface};
+use fence_surfaces::{Finding, FindingKind, Surface};
 use serde::Serialize;
 
 use super::discover::{Discovery, Kind, Problem, Target};

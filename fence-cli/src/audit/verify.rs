@@ -5,9 +5,9 @@
 use std::io::{self, IsTerminal, Read};
 use std::time::Duration;
 
-use fence_runtime::surfaces::{
-    RecordReader, RecordVerifier, SseReader, StreamVerifier, TraceReader, TraceVerifier, Unit,
-    VerifyContext,
+use fence_surfaces::{
+    JsonlLine, JsonlReader, RecordReader, RecordVerifier, SseReader, StreamFrame, StreamVerifier,
+    TraceReader, TraceVerifier, Unit, VerifyContext,
 };
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
@@ -155,23 +155,25 @@ trait UnitReader {
     fn finish(self, on_unit: &mut dyn FnMut(Unit<Self::Item>));
 }
 
-macro_rules! unit_reader {
-    ($reader:ty, $item:ty) => {
-        impl UnitReader for $reader {
-            type Item = $item;
-            fn push(&mut self, chunk: &[u8], on_unit: &mut dyn FnMut(Unit<$item>)) {
-                <$reader>::push(self, chunk, on_unit);
-            }
-            fn finish(self, on_unit: &mut dyn FnMut(Unit<$item>)) {
-                <$reader>::finish(self, on_unit);
-            }
-        }
-    };
+impl UnitReader for SseReader {
+    type Item = StreamFrame;
+    fn push(&mut self, chunk: &[u8], on_unit: &mut dyn FnMut(Unit<StreamFrame>)) {
+        SseReader::push(self, chunk, on_unit);
+    }
+    fn finish(self, on_unit: &mut dyn FnMut(Unit<StreamFrame>)) {
+        SseReader::finish(self, on_unit);
+    }
 }
 
-unit_reader!(SseReader, fence_runtime::surfaces::StreamFrame);
-unit_reader!(RecordReader, fence_runtime::surfaces::ParsedMessage);
-unit_reader!(TraceReader, fence_runtime::surfaces::ParsedEvent);
+impl<T: JsonlLine> UnitReader for JsonlReader<T> {
+    type Item = T;
+    fn push(&mut self, chunk: &[u8], on_unit: &mut dyn FnMut(Unit<T>)) {
+        JsonlReader::push(self, chunk, on_unit);
+    }
+    fn finish(self, on_unit: &mut dyn FnMut(Unit<T>)) {
+        JsonlReader::finish(self, on_unit);
+    }
+}
 
 /// Reads `target` a chunk at a time through `reader`, handing every unit to `on_unit`.
 fn read_units<R: UnitReader>(

@@ -75,7 +75,7 @@ pub(crate) fn run(args: &Args) -> Result<Status, Failure> {
         std::slice::from_ref(dir),
         &audit::context(&manifest),
         Format::Text,
-        fence_runtime::surfaces::DEFAULT_MAX_LINE_BYTES,
+        fence_surfaces::DEFAULT_MAX_LINE_BYTES,
         &mut out,
     )
 }
