@@ -2,6 +2,7 @@
 
 mod discover;
 mod report;
+mod tally;
 mod verify;
 
 use std::path::{Path, PathBuf};

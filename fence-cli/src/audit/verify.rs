@@ -12,7 +12,8 @@ use fence_surfaces::{
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::discover::{Discovery, Kind, Problem, Target, open_regular};
-use super::report::{Reporter, Tally};
+use super::report::Reporter;
+use super::tally::{Tally, UnitKind};
 use crate::exit::Failure;
 use crate::input::CHUNK;
 
@@ -128,24 +129,6 @@ pub(super) fn verify(
     }
     progress.finish();
     Ok(())
-}
-
-/// What became of a unit, for the counts.
-#[derive(Clone, Copy)]
-pub(super) enum UnitKind {
-    Item,
-    Skipped,
-    Failed,
-}
-
-impl UnitKind {
-    fn of<T>(unit: &Unit<T>) -> UnitKind {
-        match unit {
-            Unit::Item(_) => UnitKind::Item,
-            Unit::Failed(_) => UnitKind::Failed,
-            _ => UnitKind::Skipped,
-        }
-    }
 }
 
 /// An incremental reader of one surface.
