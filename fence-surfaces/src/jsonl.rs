@@ -129,6 +129,22 @@ impl<T: JsonlLine> JsonlReader<T> {
     /// ));
     /// assert!(matches!(units[2], Unit::Skipped)); // the next line is read as ever
     /// ```
+    ///
+    /// A record line is counted the same way:
+    ///
+    /// ```
+    /// use fence_surfaces::{ReadError, RecordReader, Unit};
+    ///
+    /// let mut reader = RecordReader::new().with_max_line_bytes(16);
+    /// let mut units = Vec::new();
+    /// reader.push(b"{\"role\":\"user\",\"content\":[]}\n\n", |unit| units.push(unit));
+    /// assert!(matches!(
+    ///     &units[0],
+    ///     Unit::Failed(error) if error.line == 1
+    ///         && error.error == ReadError::TooLong { bytes: 28, limit: 16 }
+    /// ));
+    /// assert!(matches!(units[1], Unit::Skipped));
+    /// ```
     #[must_use]
     pub fn with_max_line_bytes(self, limit: usize) -> JsonlReader<T> {
         JsonlReader {
