@@ -52,10 +52,10 @@
 
 use std::collections::BTreeMap;
 
-use fence_runtime::surfaces::{
+use fence_runtime::{ModelContent, Source, TaskProvenance, ToolOutput, fence};
+use fence_surfaces::{
     Finding, FindingKind, Part, RecordLine, RecordReport, VerifyContext, read_record,
 };
-use fence_runtime::{ModelContent, Source, TaskProvenance, ToolOutput, fence};
 use serde_json::{Map, Value};
 
 use fence_reference as reference;
@@ -578,7 +578,7 @@ fn holds_marker(value: &Value) -> bool {
 fn item_as_built(
     number: usize,
     built: &Value,
-    message: &fence_runtime::surfaces::ParsedMessage,
+    message: &fence_surfaces::ParsedMessage,
     findings: &[Finding],
 ) {
     let get = |key: &str| built.get(key).filter(|value| !value.is_null());
@@ -637,7 +637,7 @@ fn item_as_built(
 fn read_as_built(
     number: usize,
     built: &Value,
-    message: &fence_runtime::surfaces::ParsedMessage,
+    message: &fence_surfaces::ParsedMessage,
     findings: &[Finding],
 ) {
     let get = |key: &str| built.get(key).filter(|value| !value.is_null());

@@ -36,14 +36,14 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use fence_reference::{self as reference, CLOSER};
-use fence_runtime::surfaces::{
+use fence_runtime::{ModelContent, Source, SourceKind, ToolOutput, fence, parse};
+use fence_surfaces::{
     ArtifactFrame, CallMeta, EventMeta, Finding, FindingKind, Label, LineError, Located,
     MarkerKind, ParsedEvent, ParsedFrame, Part, RecordLine, RecordReader, RecordReport, Report,
     SseEncoder, SseReader, StreamReport, Surface, ToolCallEvent, TraceReader, TraceReport,
     VerifyContext, read_frame, read_record, read_sse, read_trace, verify_frame, verify_record,
     verify_stream, verify_trace,
 };
-use fence_runtime::{ModelContent, Source, SourceKind, ToolOutput, fence, parse};
 
 use crate::input::text_parts;
 use crate::verdict::{self, Rules};

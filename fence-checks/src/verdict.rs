@@ -1,5 +1,5 @@
 //! What a clean verdict promises: a unit the verifier finds nothing wrong with is safe for a
-//! model to read, by the classification table of the `surfaces` module docs, written out here
+//! model to read, by the classification table of the `fence-surfaces` crate docs, written out here
 //! again and checked with the reference's marker rule and parser.
 //!
 //! The fuzz targets check the other direction (every finding is true of its unit) finding by
@@ -9,7 +9,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use fence_reference::{self as reference, CLOSER};
-use fence_runtime::surfaces::{
+use fence_surfaces::{
     Finding, ParsedArtifact, ParsedEvent, ParsedMessage, Part, RecordReport, StreamReport,
     TraceReport,
 };

@@ -226,9 +226,6 @@
 //!   the crate needs only `alloc`.
 //! - `derive`: `#[derive(Fenced)]` and `#[fence_boundary]` (implies `serde`, for the JSON a
 //!   derived payload renders as).
-//! - `surfaces`: the [`surfaces`] module — A2A artifact frames, `conversation.jsonl` lines and
-//!   `trace.jsonl` events, written from [`ModelContent`] so a label cannot disagree with its
-//!   bytes, and read and verified from any runtime version (implies `serde`).
 //! - `serde`: JSON rendering alone: a [`RenderError`] keeps the `serde_json::Error` it was made
 //!   from (implies `std`).
 //! - `tokio`: `AsyncFenceWriter` for tokio's `AsyncWrite`, and `fence_child_stdout` for a
@@ -241,12 +238,6 @@
     not(feature = "std"),
     doc = "",
     doc = "[`FenceWriter`]: https://docs.rs/fence-runtime/latest/fence_runtime/struct.FenceWriter.html"
-)]
-#![cfg_attr(feature = "surfaces", doc = "", doc = "[`surfaces`]: crate::surfaces")]
-#![cfg_attr(
-    not(feature = "surfaces"),
-    doc = "",
-    doc = "[`surfaces`]: https://docs.rs/fence-runtime/latest/fence_runtime/surfaces/index.html"
 )]
 #![no_std]
 #![cfg_attr(docsrs, feature(doc_cfg))]
@@ -277,9 +268,6 @@ mod render;
 pub mod rmcp;
 mod source;
 mod stream;
-#[cfg(feature = "surfaces")]
-#[cfg_attr(docsrs, doc(cfg(feature = "surfaces")))]
-pub mod surfaces;
 mod trust;
 
 // What the macros' expansions name, and nothing else: not public API. Its name carries the
@@ -346,6 +334,7 @@ const _: () = {
     send_sync::<ContentWriter<'static>>();
     send_sync::<Neutraliser>();
     send_sync::<FenceBuffer>();
+    send_sync::<LiveMarkers<'static>>();
     #[cfg(feature = "std")]
     {
         send_sync::<FenceWriter<alloc::vec::Vec<u8>>>();

@@ -3,13 +3,13 @@
 //! verifier reports any live marker in exempt content — a skill's doc, a hook's text, a
 //! dispatch failure, the model's own text, a trusted task on a `user` line.
 
-use fence_runtime::surfaces::{
+use fence_runtime::{
+    Exemption, ModelContent, ParseError, Source, TaskOrigin, TaskProvenance, ToolOutput, fence,
+};
+use fence_surfaces::{
     ArtifactFrame, CallMeta, EventMeta, Finding, FindingKind, Location, Markers, RecordLine,
     SkillCallEvent, SseEncoder, Surface, VerifyContext, read_frame, read_markers, read_record,
     read_sse, read_trace, verify_frame, verify_record, verify_stream, verify_trace,
-};
-use fence_runtime::{
-    Exemption, ModelContent, ParseError, Source, TaskOrigin, TaskProvenance, ToolOutput, fence,
 };
 use proptest::prelude::*;
 

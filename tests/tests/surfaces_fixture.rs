@@ -3,11 +3,11 @@
 
 use std::path::PathBuf;
 
-use fence_runtime::surfaces::{
+use fence_runtime::{Exemption, ParseError};
+use fence_surfaces::{
     Finding, FindingKind, Location, MarkerKind, MissingLabel, ReadError, Surface, VerifyContext,
     read_record, read_sse, read_trace, verify_record, verify_stream, verify_trace,
 };
-use fence_runtime::{Exemption, ParseError};
 
 fn read(name: &str) -> Vec<u8> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))

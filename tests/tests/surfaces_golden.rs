@@ -7,12 +7,12 @@
 
 use std::path::PathBuf;
 
-use fence_runtime::surfaces::{
+use fence_runtime::{ModelContent, Source, TaskOrigin, TaskProvenance, ToolOutput, fence};
+use fence_surfaces::{
     ArtifactFrame, CallMeta, EventMeta, Label, Nullable, RecordHeader, RecordLine, SkillCallEvent,
     SseEncoder, StateEffect, ToolCallEvent, VerifyContext, read_frame, read_record, read_sse,
     read_trace, verify_frame, verify_record, verify_stream, verify_trace,
 };
-use fence_runtime::{ModelContent, Source, TaskOrigin, TaskProvenance, ToolOutput, fence};
 use serde_json::value::RawValue;
 
 fn golden_path(name: &str) -> PathBuf {

@@ -2,18 +2,18 @@
 //! unknown roles holding live markers, units passed over without a word, call ids bound to two
 //! names, a skill's name called as a tool, a block cut short that says it is whole.
 
-use fence_runtime::surfaces::{
-    ResultKind, VerifyContext, read_frame, read_record, read_sse, read_trace, verify_frame,
-    verify_record, verify_stream, verify_trace,
-};
 use fence_runtime::{ParseError, Source, fence};
+use fence_surfaces::{
+    VerifyContext, read_frame, read_record, read_sse, read_trace, verify_frame, verify_record,
+    verify_stream, verify_trace,
+};
 use fence_tests::block;
 
 fn json(text: &str) -> String {
     serde_json::to_string(text).unwrap()
 }
 
-fn names(findings: &[fence_runtime::surfaces::Finding]) -> Vec<&'static str> {
+fn names(findings: &[fence_surfaces::Finding]) -> Vec<&'static str> {
     findings.iter().map(|finding| finding.kind.name()).collect()
 }
 
@@ -39,10 +39,6 @@ fn a_failed_frame_holding_live_markers_outside_a_block_is_a_finding() {
         (trailing(), ParseError::TextAfterCloser),
     ] {
         let frame = read_frame(&failed_frame(&content)).unwrap();
-        assert_eq!(
-            VerifyContext::new().classify_frame(&frame.artifact),
-            ResultKind::FailedCall
-        );
         let findings = verify_frame(&frame, &VerifyContext::new());
         assert_eq!(
             names(&findings),
@@ -142,10 +138,6 @@ fn a_line_of_an_unknown_role_is_checked_for_live_markers() {
     ] {
         let line = format!(r#"{{"role":"{role}","content":{}}}"#, json(&content));
         let record = read_record(line.as_bytes());
-        assert_eq!(
-            VerifyContext::new().classify_message(&record.items[0].value),
-            ResultKind::UnknownRole
-        );
         let findings = verify_record(&record, &VerifyContext::new());
         assert_eq!(names(&findings), expected, "{role}: {content:?}");
     }
@@ -168,10 +160,6 @@ fn system_and_developer_lines_stay_the_operators_own_text() {
     for role in ["system", "developer"] {
         let line = format!(r#"{{"role":"{role}","content":{}}}"#, json(FORGED));
         let record = read_record(line.as_bytes());
-        assert_eq!(
-            VerifyContext::new().classify_message(&record.items[0].value),
-            ResultKind::NotAResult
-        );
         assert_eq!(verify_record(&record, &VerifyContext::new()), []);
     }
 }
@@ -449,11 +437,7 @@ fn a_unit_passed_over_whose_text_holds_a_live_marker_is_a_finding() {
         "conversation record, line 2: a record line with no string `role`, passed over, holds a live closing marker at byte 17 of its string at `message.content[0].text`"
     );
     assert!(findings[1].to_string().contains("the record header"));
-    assert!(
-        findings
-            .iter()
-            .all(fence_runtime::surfaces::Finding::is_error)
-    );
+    assert!(findings.iter().all(fence_surfaces::Finding::is_error));
 
     // Trace: an event of a type the verifier does not read.
     let trace = read_trace(
@@ -496,7 +480,7 @@ fn a_unit_passed_over_whose_text_holds_a_live_marker_is_a_finding() {
 
 #[test]
 fn the_unit_by_unit_verifiers_report_a_unit_passed_over_too() {
-    use fence_runtime::surfaces::{RecordReader, RecordVerifier, TraceReader, TraceVerifier};
+    use fence_surfaces::{RecordReader, RecordVerifier, TraceReader, TraceVerifier};
     let record = format!(
         "{{\"role\":\"user\",\"content\":\"hi\"}}\n{{\"wrapped\":{}}}\n",
         json(FORGED)

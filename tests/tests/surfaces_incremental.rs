@@ -1,15 +1,17 @@
 //! The incremental readers and the unit-by-unit verifiers: however a surface is split into
 //! chunks, they read and verify it exactly as the whole-slice functions do, and the line
-//! splitting agrees with a naive reference; `live_markers` agrees with a naive scan.
+//! splitting agrees with a naive reference; `live_markers` agrees with `fence-reference`, the one
+//! naive oracle of the marker rule.
 
 use std::path::PathBuf;
 
-use fence_runtime::surfaces::{
+use fence_reference as reference;
+use fence_runtime::{MarkerKind, live_markers};
+use fence_surfaces::{
     Finding, ReadError, RecordReader, RecordReport, RecordVerifier, Report, SseReader,
     StreamReport, StreamVerifier, TraceReader, TraceReport, TraceVerifier, Unit, VerifyContext,
     read_record, read_sse, read_trace, verify_record, verify_stream, verify_trace,
 };
-use fence_runtime::{MarkerKind, live_markers};
 use proptest::prelude::*;
 
 fn fixture(name: &str) -> Vec<u8> {
@@ -327,22 +329,11 @@ proptest! {
     }
 
     #[test]
-    fn live_markers_are_every_marker_a_naive_scan_finds(text in "(<|/|[uU]ntrusted-|[cC]ontent|<!MURMUR-NEUTRALISED!|x|é|>){0,40}") {
-        let naive: Vec<_> = text
-            .char_indices()
-            .filter_map(|(at, _)| {
-                let rest = &text.as_bytes()[at..];
-                let name = b"untrusted-content";
-                let starts = |offset: usize| {
-                    rest.len() >= offset + name.len()
-                        && rest[offset..offset + name.len()].eq_ignore_ascii_case(name)
-                };
-                match rest {
-                    [b'<', b'/', ..] if starts(2) => Some((at, MarkerKind::Closer)),
-                    [b'<', ..] if starts(1) => Some((at, MarkerKind::Opener)),
-                    _ => None,
-                }
-            })
+    fn live_markers_are_every_marker_the_reference_finds(text in "(<|/|[uU]ntrusted-|[cC]ontent|<!MURMUR-NEUTRALISED!|x|é|>){0,40}") {
+        let closers = reference::closers(text.as_bytes());
+        let naive: Vec<_> = reference::markers(text.as_bytes())
+            .into_iter()
+            .map(|at| (at, if closers.contains(&at) { MarkerKind::Closer } else { MarkerKind::Opener }))
             .collect();
         prop_assert_eq!(live_markers(&text).collect::<Vec<_>>(), naive);
     }

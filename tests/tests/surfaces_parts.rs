@@ -3,9 +3,8 @@
 //! reported rather than skipped.
 
 use fence_runtime::ParseError;
-use fence_runtime::surfaces::{
-    Finding, FindingKind, Location, Part, ResultKind, Surface, VerifyContext, read_record,
-    verify_record,
+use fence_surfaces::{
+    Finding, FindingKind, Location, Part, Surface, VerifyContext, read_record, verify_record,
 };
 
 const BLOCK: &str = r#""<untrusted-content source=tool:bash>\nok\n</untrusted-content>""#;
@@ -147,15 +146,6 @@ fn anthropic_style_results_in_a_user_line_are_each_checked() {
     let report = read_record(record.as_bytes());
     let line = &report.items[1].value;
     assert_eq!(line.text(), "Carry on.");
-    assert_eq!(
-        VerifyContext::new().classify_part(line, &line.content[0]),
-        ResultKind::ToolResult
-    );
-    let failed = &report.items[2].value;
-    assert_eq!(
-        VerifyContext::new().classify_part(failed, &failed.content[0]),
-        ResultKind::FailedCall
-    );
 }
 
 #[test]
@@ -295,14 +285,17 @@ fn a_line_of_results_only_has_no_text_unit_of_its_own() {
             .collect::<Vec<_>>(),
         ["label-on-invalid-block", "unfenced-tool-result"]
     );
-    // A part with no id of its own on a tool line answers the line's call.
+    // A part with no id of its own on a tool line answers the line's call: here a skill's,
+    // whose doc is never fenced.
     let report = read_record(line.as_bytes());
-    let message = &report.items[0].value;
     let context = VerifyContext::new()
         .with_skills(["triage"])
         .with_call("c1", "triage");
     assert_eq!(
-        context.classify_part(message, &message.content[0]),
-        ResultKind::SkillResult
+        verify_record(&report, &context)
+            .iter()
+            .map(|f| f.kind.name())
+            .collect::<Vec<_>>(),
+        ["fence-on-exempt"]
     );
 }

@@ -9,12 +9,12 @@
 
 use std::fmt::Write as _;
 
-use fence_runtime::surfaces::{
+use fence_runtime::{Source, ToolOutput, fence};
+use fence_surfaces::{
     ArtifactFrame, CallMeta, EventMeta, Finding, FindingKind, Label, RecordLine, Report,
     SseEncoder, SseReader, StreamReport, ToolCallEvent, VerifyContext, read_frame, read_record,
     read_sse, read_trace, verify_frame, verify_record, verify_stream, verify_trace,
 };
-use fence_runtime::{Source, ToolOutput, fence};
 use proptest::prelude::*;
 use serde_json::Value;
 use serde_json::value::RawValue;

@@ -3,7 +3,7 @@
 //! absent told apart from null, malformed lines reported with their line numbers while reading
 //! goes on.
 
-use fence_runtime::surfaces::{
+use fence_surfaces::{
     Label, Nullable, ParsedEvent, Part, ReadError, read_frame, read_record, read_trace,
 };
 

@@ -2,11 +2,11 @@
 //! by all four of its fields; a trace status the verifier does not know is reported, and the
 //! output checked as strictly as a tool result.
 
-use fence_runtime::surfaces::{
-    FindingKind, ResultKind, VerifyContext, read_frame, read_record, read_sse, read_trace,
-    verify_frame, verify_record, verify_stream, verify_trace,
-};
 use fence_runtime::{ParseError, Source, fence};
+use fence_surfaces::{
+    FindingKind, VerifyContext, read_frame, read_record, read_sse, read_trace, verify_frame,
+    verify_record, verify_stream, verify_trace,
+};
 use fence_tests::block;
 
 fn json(text: &str) -> String {
@@ -15,7 +15,7 @@ fn json(text: &str) -> String {
 
 /// A frame for `tool` whose content is `content`, labelled with what its markers say.
 fn frame(tool: &str, content: &str, rest: &str) -> String {
-    let label = fence_runtime::surfaces::read_markers(content)
+    let label = fence_surfaces::read_markers(content)
         .source()
         .map_or("null".to_owned(), json);
     format!(
@@ -174,10 +174,6 @@ fn a_raw_output_with_an_exit_code_and_null_ids_is_not_a_hook_artifact() {
     let raw = r#"{"id":"t","artifact":{"tool_name":"bash","content":"RAW","fence_source":null,"tool_call_id":null,"is_error":false,"duration_ms":null,"exit_code":0,"truncated":false}}"#;
     let frame = read_frame(raw).unwrap();
     let context = VerifyContext::new();
-    assert_eq!(
-        context.classify_frame(&frame.artifact),
-        ResultKind::ToolResult
-    );
     let kinds: Vec<FindingKind> = verify_frame(&frame, &context)
         .into_iter()
         .map(|finding| finding.kind)
@@ -215,37 +211,29 @@ fn a_hook_artifact_has_all_four_of_its_fields() {
         )
     };
     let hook = with(r#","tool_call_id":null,"is_error":false,"duration_ms":null,"exit_code":null"#);
-    assert_eq!(
-        context.classify_frame(&read_frame(&hook).unwrap().artifact),
-        ResultKind::HookArtifact
-    );
     assert_eq!(frame_kinds(&hook, &context), []);
-    for (rest, exit_code, is_error, kind) in [
+    // Checked as a call: a failed call may be plain text, a tool's result may not.
+    for (rest, exit_code, is_error, then) in [
         (
             r#","tool_call_id":null,"is_error":true,"duration_ms":null,"exit_code":null"#,
             None,
             Some(true),
-            ResultKind::FailedCall,
+            &[][..],
         ),
         (
             r#","tool_call_id":null,"duration_ms":null,"exit_code":null"#,
             None,
             None,
-            ResultKind::ToolResult,
+            &["unfenced-tool-result"][..],
         ),
         (
             r#","tool_call_id":null,"is_error":false,"duration_ms":null,"exit_code":2"#,
             Some(2),
             Some(false),
-            ResultKind::ToolResult,
+            &["unfenced-tool-result"][..],
         ),
     ] {
         let json = with(rest);
-        assert_eq!(
-            context.classify_frame(&read_frame(&json).unwrap().artifact),
-            kind,
-            "{rest}"
-        );
         let kinds = frame_kinds(&json, &context);
         assert_eq!(
             kinds[0],
@@ -253,6 +241,11 @@ fn a_hook_artifact_has_all_four_of_its_fields() {
                 exit_code,
                 is_error
             },
+            "{rest}"
+        );
+        assert_eq!(
+            kinds[1..].iter().map(FindingKind::name).collect::<Vec<_>>(),
+            then,
             "{rest}"
         );
     }

@@ -5,11 +5,11 @@ use std::fs::File;
 use std::io::{BufWriter, Read, Write};
 use std::path::PathBuf;
 
-use fence_runtime::surfaces::{
+use fence_runtime::{ModelContent, Source, ToolOutput, fence};
+use fence_surfaces::{
     ArtifactFrame, CallMeta, Label, Nullable, ReadError, SseEncoder, SseReader, StreamReport,
     VerifyContext, read_sse, verify_stream,
 };
-use fence_runtime::{ModelContent, Source, ToolOutput, fence};
 
 fn capture_path(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name)

@@ -1,7 +1,7 @@
 //! Nothing read vanishes from a verdict: every unit a reader could not read is a finding at its
 //! line, and a key written twice makes a unit unreadable on every surface alike.
 
-use fence_runtime::surfaces::{
+use fence_surfaces::{
     Finding, FindingKind, Location, ReadError, Surface, VerifyContext, read_frame, read_record,
     read_sse, read_trace, verify_record, verify_stream, verify_trace,
 };
@@ -253,7 +253,7 @@ fn json_values_read_as_before() {
     let trace = br#"{"event_type":"tool_call","tool_name":"b\u0061sh","input":{"n":-1,"f":0.5,"big":18446744073709551615,"e":1e3,"l":[null,true,{"x":"y"}]},"output_bytes":0,"status":"ok","turn":4294967295}"#;
     let report = read_trace(trace);
     assert_eq!(report.counts.failed, 0, "{:?}", report.errors);
-    let fence_runtime::surfaces::ParsedEvent::ToolCall(call) = &report.items[0].value else {
+    let fence_surfaces::ParsedEvent::ToolCall(call) = &report.items[0].value else {
         panic!()
     };
     assert_eq!(call.tool_name, "bash");

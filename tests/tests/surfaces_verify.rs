@@ -1,12 +1,11 @@
 //! The verifier: each finding kind on each surface it applies to, the rules that classify a
 //! unit, and unlabelled surfaces read from their markers rather than reported as unfenced.
 
-use fence_runtime::surfaces::{
-    FindingKind, MarkerKind, Markers, MissingLabel, ResultKind, VerifyContext, read_frame,
-    read_markers, read_record, read_sse, read_trace, verify_frame, verify_record, verify_stream,
-    verify_trace,
-};
 use fence_runtime::{Exemption, ParseError, Source, fence};
+use fence_surfaces::{
+    FindingKind, MarkerKind, Markers, MissingLabel, VerifyContext, read_frame, read_markers,
+    read_record, read_sse, read_trace, verify_frame, verify_record, verify_stream, verify_trace,
+};
 use fence_tests::block;
 
 const WEB: &str = "<untrusted-content source=tool:web-fetch>\n{}\n</untrusted-content>";
@@ -92,7 +91,7 @@ fn label_mismatch() {
     );
 }
 
-fn kinds_of(findings: &[fence_runtime::surfaces::Finding]) -> Vec<FindingKind> {
+fn kinds_of(findings: &[fence_surfaces::Finding]) -> Vec<FindingKind> {
     findings.iter().map(|f| f.kind.clone()).collect()
 }
 
@@ -479,73 +478,6 @@ fn failed_calls_without_evidence_may_be_fenced_or_not() {
     assert_eq!(verify_record(&record, &context), []);
     let trace = read_trace(br#"{"event_type":"tool_call","tool_name":"bash","output":"refused","output_bytes":7,"status":"error"}"#);
     assert_eq!(verify_trace(&trace, &context), []);
-}
-
-#[test]
-fn classification_rules() {
-    let context = VerifyContext::new()
-        .with_skills(["triage"])
-        .with_tools(["bash"]);
-    let classify = |json: &str| context.classify_frame(&read_frame(json).unwrap().artifact);
-    assert_eq!(
-        classify(&frame("lint", "", None, HOOK)),
-        ResultKind::HookArtifact
-    );
-    // Absent is not null: the reference page's abridged frame is not a hook artifact.
-    assert_eq!(
-        classify(&frame("web-fetch", WEB, Some(r#""tool:web-fetch""#), "")),
-        ResultKind::ToolResult
-    );
-    assert_eq!(
-        classify(&frame("triage", "", None, CALL)),
-        ResultKind::SkillResult
-    );
-    assert_eq!(
-        classify(&frame("triage", "", None, FAILED)),
-        ResultKind::SkillResult
-    );
-    assert_eq!(
-        classify(&frame("bash", "", None, FAILED)),
-        ResultKind::FailedCall
-    );
-    assert_eq!(
-        classify(&frame("nope", "", None, FAILED)),
-        ResultKind::DispatchFailure
-    );
-    // A successful call to a tool the context does not list (a runtime's own hand-off tool)
-    // is still a tool result.
-    assert_eq!(
-        classify(&frame("ask-peer", "", None, CALL)),
-        ResultKind::ToolResult
-    );
-    // Without declared tools, no failed call is known to be a dispatch failure.
-    assert_eq!(
-        VerifyContext::new().classify_frame(
-            &read_frame(&frame("nope", "", None, FAILED))
-                .unwrap()
-                .artifact
-        ),
-        ResultKind::FailedCall
-    );
-
-    let record = read_record(
-        b"{\"role\":\"user\",\"content\":[]}\n{\"role\":\"tool\",\"tool_call_id\":\"c1\",\"content\":[]}\n{\"role\":\"tool\",\"tool_call_id\":\"c2\",\"is_error\":true,\"content\":[]}\n{\"role\":\"tool\",\"tool_call_id\":\"c3\",\"is_error\":true,\"content\":[]}\n",
-    );
-    let context = context.with_call("c1", "triage").with_call("c2", "nope");
-    let kinds: Vec<_> = record
-        .items
-        .iter()
-        .map(|l| context.classify_message(&l.value))
-        .collect();
-    assert_eq!(
-        kinds,
-        [
-            ResultKind::Task,
-            ResultKind::SkillResult,
-            ResultKind::DispatchFailure,
-            ResultKind::FailedCall
-        ]
-    );
 }
 
 #[test]

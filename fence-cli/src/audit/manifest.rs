@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use fence_runtime::surfaces::VerifyContext;
+use fence_surfaces::VerifyContext;
 use serde::{Deserialize, Serialize};
 
 use super::discover::Problem;

@@ -3,11 +3,12 @@
 mod discover;
 mod manifest;
 mod report;
+mod tally;
 mod verify;
 
 use std::path::PathBuf;
 
-use fence_runtime::surfaces::DEFAULT_MAX_LINE_BYTES;
+use fence_surfaces::DEFAULT_MAX_LINE_BYTES;
 
 use crate::exit::{Failure, Status};
 

@@ -5,12 +5,12 @@ use std::fmt::Write as _;
 use std::io::Write;
 use std::path::Path;
 
-use fence_runtime::surfaces::{Finding, FindingKind, Surface};
+use fence_surfaces::{Finding, FindingKind, Surface};
 use serde::Serialize;
 
 use super::discover::{Discovery, Kind, Problem, Target};
 use super::manifest::{NAMES, Origin};
-use super::verify::UnitKind;
+use super::tally::Tally;
 use crate::exit::{Failure, Status};
 use crate::style;
 
@@ -22,36 +22,6 @@ pub(crate) enum Format {
     /// One JSON object per line: `{"type":"finding",…}` (and `"input-error"`), then
     /// `{"type":"summary",…}`.
     Json,
-}
-
-/// How many units of one file were read, skipped and failed.
-#[derive(Clone, Copy, Debug, Default, Serialize)]
-pub(crate) struct Tally {
-    read: usize,
-    skipped: usize,
-    failed: usize,
-}
-
-impl Tally {
-    pub(super) fn count(&mut self, unit: UnitKind) {
-        self.read += 1;
-        match unit {
-            UnitKind::Item => {}
-            UnitKind::Skipped => self.skipped += 1,
-            UnitKind::Failed => self.failed += 1,
-        }
-    }
-
-    /// Units read into an item or failed: every unit but those passed over.
-    pub(super) fn checked(&self) -> usize {
-        self.read - self.skipped
-    }
-
-    fn add(&mut self, other: Tally) {
-        self.read += other.read;
-        self.skipped += other.skipped;
-        self.failed += other.failed;
-    }
 }
 
 /// A file read to its end.

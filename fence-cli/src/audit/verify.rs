@@ -5,14 +5,16 @@
 use std::io::{self, IsTerminal, Read};
 use std::time::Duration;
 
-use fence_runtime::surfaces::{
-    RecordReader, RecordVerifier, SseReader, StreamVerifier, TraceReader, TraceVerifier, Unit,
+use fence_surfaces::{
+    JsonlLine, JsonlReader, RecordReader, RecordVerifier, SseReader, StreamFrame, StreamVerifier,
+    TraceReader, TraceVerifier, Unit,
 };
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::discover::{Discovery, Kind, Problem, Target, open_regular};
 use super::manifest::Declared;
-use super::report::{Reporter, Tally};
+use super::report::Reporter;
+use super::tally::{Tally, UnitKind};
 use crate::exit::Failure;
 use crate::input::CHUNK;
 
@@ -132,24 +134,6 @@ pub(super) fn verify(
     Ok(())
 }
 
-/// What became of a unit, for the counts.
-#[derive(Clone, Copy)]
-pub(super) enum UnitKind {
-    Item,
-    Skipped,
-    Failed,
-}
-
-impl UnitKind {
-    fn of<T>(unit: &Unit<T>) -> UnitKind {
-        match unit {
-            Unit::Item(_) => UnitKind::Item,
-            Unit::Failed(_) => UnitKind::Failed,
-            _ => UnitKind::Skipped,
-        }
-    }
-}
-
 /// An incremental reader of one surface.
 trait UnitReader {
     type Item;
@@ -157,23 +141,25 @@ trait UnitReader {
     fn finish(self, on_unit: &mut dyn FnMut(Unit<Self::Item>));
 }
 
-macro_rules! unit_reader {
-    ($reader:ty, $item:ty) => {
-        impl UnitReader for $reader {
-            type Item = $item;
-            fn push(&mut self, chunk: &[u8], on_unit: &mut dyn FnMut(Unit<$item>)) {
-                <$reader>::push(self, chunk, on_unit);
-            }
-            fn finish(self, on_unit: &mut dyn FnMut(Unit<$item>)) {
-                <$reader>::finish(self, on_unit);
-            }
-        }
-    };
+impl UnitReader for SseReader {
+    type Item = StreamFrame;
+    fn push(&mut self, chunk: &[u8], on_unit: &mut dyn FnMut(Unit<StreamFrame>)) {
+        SseReader::push(self, chunk, on_unit);
+    }
+    fn finish(self, on_unit: &mut dyn FnMut(Unit<StreamFrame>)) {
+        SseReader::finish(self, on_unit);
+    }
 }
 
-unit_reader!(SseReader, fence_runtime::surfaces::StreamFrame);
-unit_reader!(RecordReader, fence_runtime::surfaces::ParsedMessage);
-unit_reader!(TraceReader, fence_runtime::surfaces::ParsedEvent);
+impl<T: JsonlLine> UnitReader for JsonlReader<T> {
+    type Item = T;
+    fn push(&mut self, chunk: &[u8], on_unit: &mut dyn FnMut(Unit<T>)) {
+        JsonlReader::push(self, chunk, on_unit);
+    }
+    fn finish(self, on_unit: &mut dyn FnMut(Unit<T>)) {
+        JsonlReader::finish(self, on_unit);
+    }
+}
 
 /// Reads `target` a chunk at a time through `reader`, handing every unit to `on_unit`.
 fn read_units<R: UnitReader>(

@@ -76,7 +76,7 @@ pub(crate) fn run(args: &Args) -> Result<Status, Failure> {
             flags: Manifest::default(),
         },
         Format::Text,
-        fence_runtime::surfaces::DEFAULT_MAX_LINE_BYTES,
+        fence_surfaces::DEFAULT_MAX_LINE_BYTES,
         &mut out,
     )
 }

@@ -5,11 +5,11 @@ use std::io::{self, Write};
 use std::path::Path;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use fence_runtime::surfaces::{
+use fence_runtime::{ModelContent, TaskOrigin, TaskProvenance, ToolOutput};
+use fence_surfaces::{
     ArtifactFrame, CallMeta, EventMeta, RecordHeader, RecordLine, SkillCallEvent, SseEncoder,
     ToolCallEvent,
 };
-use fence_runtime::{ModelContent, TaskOrigin, TaskProvenance, ToolOutput};
 use serde_json::json;
 use serde_json::value::{RawValue, to_raw_value};
 

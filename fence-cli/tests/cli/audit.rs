@@ -4,10 +4,10 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use fence_runtime::surfaces::{
+use fence_runtime::{ModelContent, Source, ToolOutput, fence};
+use fence_surfaces::{
     ArtifactFrame, CallMeta, EventMeta, RecordHeader, RecordLine, SseEncoder, ToolCallEvent,
 };
-use fence_runtime::{ModelContent, Source, ToolOutput, fence};
 use serde_json::Value;
 
 use crate::common::{code, fence as fence_bin, has_colour, run, run_command, stderr, stdout};

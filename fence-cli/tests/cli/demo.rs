@@ -1,8 +1,8 @@
 //! `fence demo`: the scripted turn runs, writes the three surfaces, and its audit is clean;
 //! running it twice is safe.
 
-use fence_runtime::surfaces::{read_record, read_sse, read_trace};
 use fence_runtime::{NEUTRALISED_INFIX, parse};
+use fence_surfaces::{read_record, read_sse, read_trace};
 
 use crate::common::{code, fence, has_colour, run_command, run_in, stderr, stdout};
 

@@ -6,8 +6,8 @@ use std::io::{Read, Write};
 use std::process::{Child, Stdio};
 use std::thread;
 
-use fence_runtime::surfaces::RecordLine;
 use fence_runtime::{Source, ToolOutput, fence};
+use fence_surfaces::RecordLine;
 
 use crate::common::{adversarial_text, fence as fence_bin};
 

@@ -1,7 +1,7 @@
 // Enums a later version will add variants to are `#[non_exhaustive]`: a downstream match
 // without a wildcard arm does not compile, so adding a variant is not a breaking change.
-use fence_runtime::surfaces::{MarkerKind, Markers, MissingLabel, Status, StateEffect, Surface};
-use fence_runtime::{Exemption, ParseError, SourceKind, TaskOrigin};
+use fence_runtime::{Exemption, MarkerKind, ParseError, SourceKind, TaskOrigin};
+use fence_surfaces::{Markers, MissingLabel, Status, StateEffect, Surface};
 
 fn source_kind(kind: SourceKind<'_>) -> u8 {
     match kind {

@@ -1,5 +1,5 @@
 // `Finding` and `Location` will grow fields: they are built with `new`, not a struct literal.
-use fence_runtime::surfaces::{Finding, FindingKind, Location, Surface};
+use fence_surfaces::{Finding, FindingKind, Location, Surface};
 
 fn main() {
     let location = Location {

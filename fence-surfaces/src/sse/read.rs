@@ -1,136 +1,15 @@
-//! The A2A stream: artifact frames as Server-Sent Events, written and read.
+//! Reading an A2A SSE stream, event by event, by the HTML Server-Sent Events rules.
 
-use alloc::format;
-use alloc::string::String;
-use alloc::vec::Vec;
-use std::io;
-
-use super::artifact::{ArtifactFrame, ParsedFrame, read_frame_bytes};
-use super::read::{
-    DEFAULT_MAX_LINE_BYTES, LineError, Located, ReadError, Report, SkippedUnit, Unit, parse_value,
+use crate::artifact::{ParsedFrame, read_frame_bytes};
+use crate::report::{
+    DEFAULT_MAX_LINE_BYTES, LineError, Located, ReadError, Report, SkippedUnit, Unit,
 };
-
-/// Writes artifact frames as SSE events: `event: artifact`, `id: N` (numbered from 1),
-/// `data: <frame JSON>` and a blank line.
-///
-/// A frame's JSON is one line (newlines in content are escaped), so each event has exactly one
-/// `data:` line.
-///
-/// ```
-/// use fence_runtime::ModelContent;
-/// use fence_runtime::surfaces::{ArtifactFrame, SseEncoder};
-///
-/// let mut encoder = SseEncoder::new();
-/// let event = encoder.encode(&ArtifactFrame::hook_artifact("tsk_1", "lint", &ModelContent::hook_artifact("ok")));
-/// assert_eq!(
-///     event,
-///     "event: artifact\nid: 1\ndata: {\"id\":\"tsk_1\",\"artifact\":{\"tool_name\":\"lint\",\"content\":\"ok\",\"fence_source\":null,\"tool_call_id\":null,\"is_error\":false,\"duration_ms\":null,\"exit_code\":null,\"truncated\":false}}\n\n",
-/// );
-/// assert_eq!(encoder.next_id(), 2);
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SseEncoder {
-    next_id: u64,
-}
-
-impl Default for SseEncoder {
-    fn default() -> Self {
-        SseEncoder::new()
-    }
-}
-
-impl SseEncoder {
-    /// The comment the runtime sends to keep a connection open; readers skip it.
-    pub const HEARTBEAT: &'static str = ":heartbeat\n\n";
-
-    /// An encoder whose first frame gets `id: 1`.
-    ///
-    /// ```
-    /// assert_eq!(fence_runtime::surfaces::SseEncoder::new().next_id(), 1);
-    /// ```
-    #[must_use]
-    pub const fn new() -> SseEncoder {
-        SseEncoder { next_id: 1 }
-    }
-
-    /// The `id` the next frame gets.
-    ///
-    /// ```
-    /// use fence_runtime::ModelContent;
-    /// use fence_runtime::surfaces::{ArtifactFrame, SseEncoder};
-    ///
-    /// let mut encoder = SseEncoder::new();
-    /// encoder.encode(&ArtifactFrame::hook_artifact("t", "h", &ModelContent::hook_artifact("x")));
-    /// assert_eq!(encoder.next_id(), 2);
-    /// ```
-    #[must_use]
-    pub const fn next_id(&self) -> u64 {
-        self.next_id
-    }
-
-    /// The next event, as text.
-    ///
-    /// ```
-    /// use fence_runtime::ModelContent;
-    /// use fence_runtime::surfaces::{ArtifactFrame, SseEncoder};
-    ///
-    /// let mut encoder = SseEncoder::new();
-    /// encoder.encode(&ArtifactFrame::hook_artifact("t", "h", &ModelContent::hook_artifact("x")));
-    /// assert!(encoder.encode(&ArtifactFrame::hook_artifact("t", "h", &ModelContent::hook_artifact("y"))).starts_with("event: artifact\nid: 2\ndata: {"));
-    /// ```
-    pub fn encode(&mut self, frame: &ArtifactFrame<'_>) -> String {
-        let json = frame.to_json();
-        let id = self.next_id;
-        self.next_id += 1;
-        alloc::format!("event: artifact\nid: {id}\ndata: {json}\n\n")
-    }
-
-    /// Writes the next event to `out`.
-    ///
-    /// # Errors
-    ///
-    /// The error `out` returns.
-    ///
-    /// ```
-    /// use fence_runtime::ModelContent;
-    /// use fence_runtime::surfaces::{ArtifactFrame, SseEncoder};
-    ///
-    /// let mut out = Vec::new();
-    /// let mut encoder = SseEncoder::new();
-    /// encoder.write_frame(&mut out, &ArtifactFrame::hook_artifact("t", "h", &ModelContent::hook_artifact("x")))?;
-    /// SseEncoder::write_heartbeat(&mut out)?;
-    /// assert!(out.ends_with(b"}}\n\n:heartbeat\n\n"));
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
-    pub fn write_frame<W: io::Write>(
-        &mut self,
-        mut out: W,
-        frame: &ArtifactFrame<'_>,
-    ) -> io::Result<()> {
-        out.write_all(self.encode(frame).as_bytes())
-    }
-
-    /// Writes a `:heartbeat` comment to `out`.
-    ///
-    /// # Errors
-    ///
-    /// The error `out` returns.
-    ///
-    /// ```
-    /// let mut out = Vec::new();
-    /// fence_runtime::surfaces::SseEncoder::write_heartbeat(&mut out)?;
-    /// assert_eq!(out, b":heartbeat\n\n");
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
-    pub fn write_heartbeat<W: io::Write>(mut out: W) -> io::Result<()> {
-        out.write_all(Self::HEARTBEAT.as_bytes())
-    }
-}
+use crate::strict_json::parse_value;
 
 /// An artifact frame read from an SSE stream, with the `id:` its event carried.
 ///
 /// ```
-/// let report = fence_runtime::surfaces::read_sse(
+/// let report = fence_surfaces::read_sse(
 ///     b"event: artifact\nid: 4\ndata: {\"artifact\":{\"content\":\"x\"}}\n\n",
 /// );
 /// assert_eq!(report.items[0].value.id.as_deref(), Some("4"));
@@ -169,7 +48,7 @@ pub type StreamReport = Report<StreamFrame>;
 /// [`StreamReport`] (as [`read_sse`] does) only when the stream fits in memory.
 ///
 /// ```
-/// use fence_runtime::surfaces::{SseReader, StreamReport};
+/// use fence_surfaces::{SseReader, StreamReport};
 ///
 /// let mut report = StreamReport::default();
 /// let mut reader = SseReader::new();
@@ -239,7 +118,7 @@ impl SseReader {
     ///
     /// ```
     /// let mut count = 0;
-    /// fence_runtime::surfaces::SseReader::new().finish(|_| count += 1);
+    /// fence_surfaces::SseReader::new().finish(|_| count += 1);
     /// assert_eq!(count, 0);
     /// ```
     #[must_use]
@@ -253,7 +132,7 @@ impl SseReader {
     /// over the limit is skipped as any comment is.
     ///
     /// ```
-    /// use fence_runtime::surfaces::{ReadError, SseReader, Unit};
+    /// use fence_surfaces::{ReadError, SseReader, Unit};
     ///
     /// let mut reader = SseReader::new().with_max_line_bytes(16);
     /// let mut units = Vec::new();
@@ -293,7 +172,7 @@ impl SseReader {
     /// order.
     ///
     /// ```
-    /// use fence_runtime::surfaces::{SseReader, Unit};
+    /// use fence_surfaces::{SseReader, Unit};
     ///
     /// let mut frames = 0;
     /// let mut reader = SseReader::new();
@@ -332,7 +211,7 @@ impl SseReader {
     /// `on_unit`.
     ///
     /// ```
-    /// use fence_runtime::surfaces::{SseReader, Unit};
+    /// use fence_surfaces::{SseReader, Unit};
     ///
     /// let mut reader = SseReader::new();
     /// reader.push(b"event: artifact\ndata: {\"artifact\":{\"content\":\"cut off\"}}", |_| unreachable!());
@@ -355,7 +234,7 @@ impl SseReader {
     fn end_line(&mut self) -> Option<Unit<StreamFrame>> {
         self.line_number += 1;
         if let Some(bytes) = self.overlong.take() {
-            let head = core::mem::take(&mut self.line);
+            let head = std::mem::take(&mut self.line);
             let head = match self.line_number {
                 1 => head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&head),
                 _ => &head[..],
@@ -367,7 +246,7 @@ impl SseReader {
             }
             return None;
         }
-        let mut line = core::mem::take(&mut self.line);
+        let mut line = std::mem::take(&mut self.line);
         let mut text: &[u8] = &line;
         if self.line_number == 1 {
             text = text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(text);
@@ -393,7 +272,7 @@ impl SseReader {
         };
         let number = self.line_number;
         let event = &mut self.event;
-        if let Err(error) = core::str::from_utf8(text) {
+        if let Err(error) = std::str::from_utf8(text) {
             event.not_utf8.get_or_insert((number, error.valid_up_to()));
         }
         match name {
@@ -418,7 +297,7 @@ impl SseReader {
     }
 
     fn dispatch(&mut self) -> Option<Unit<StreamFrame>> {
-        let mut event = core::mem::take(&mut self.event);
+        let mut event = std::mem::take(&mut self.event);
         if !event.has_data {
             return None;
         }
@@ -493,7 +372,7 @@ fn skipped_event(event: PendingEvent) -> Unit<StreamFrame> {
 /// See [`SseReader`] for the rules.
 ///
 /// ```
-/// use fence_runtime::surfaces::read_sse;
+/// use fence_surfaces::read_sse;
 ///
 /// let report = read_sse(b"event: artifact\nid: 1\ndata: {\"id\":\"t\",\ndata: \"artifact\":{\"content\":\"x\"}}\n\n:heartbeat\n\n");
 /// assert_eq!(report.items[0].value.frame.id.as_deref(), Some("t"));

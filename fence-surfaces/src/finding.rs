@@ -1,17 +1,15 @@
 //! What the verifier reports: typed findings and where they were found.
 
-pub use crate::marker::MarkerKind;
-use alloc::string::String;
-use core::fmt;
+use std::fmt;
 
-use super::read::ReadError;
-use crate::content::Exemption;
-use crate::parse::ParseError;
+use fence_runtime::{Exemption, MarkerKind, ParseError};
+
+use crate::report::ReadError;
 
 /// The surface a finding was made on.
 ///
 /// ```
-/// assert_eq!(fence_runtime::surfaces::Surface::Record.to_string(), "conversation record");
+/// assert_eq!(fence_surfaces::Surface::Record.to_string(), "conversation record");
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[non_exhaustive]
@@ -39,7 +37,7 @@ impl fmt::Display for Surface {
 /// about one part rather than the line's text.
 ///
 /// ```
-/// use fence_runtime::surfaces::{Location, Surface};
+/// use fence_surfaces::{Location, Surface};
 ///
 /// let at = Location::new(Surface::ArtifactStream, 3).with_frame_id("1");
 /// assert_eq!(at.to_string(), "artifact stream, line 3 (frame id 1)");
@@ -66,7 +64,7 @@ impl Location {
     /// A location on `surface`, at the 1-based `line`, with no frame id and no part.
     ///
     /// ```
-    /// use fence_runtime::surfaces::{Location, Surface};
+    /// use fence_surfaces::{Location, Surface};
     ///
     /// let at = Location::new(Surface::Trace, 2);
     /// assert_eq!((at.surface, at.line, at.frame_id, at.part), (Surface::Trace, 2, None, None));
@@ -84,7 +82,7 @@ impl Location {
     /// Sets the SSE `id:` of the frame's event.
     ///
     /// ```
-    /// use fence_runtime::surfaces::{Location, Surface};
+    /// use fence_surfaces::{Location, Surface};
     ///
     /// let at = Location::new(Surface::ArtifactStream, 3).with_frame_id("7");
     /// assert_eq!(at.frame_id.as_deref(), Some("7"));
@@ -98,7 +96,7 @@ impl Location {
     /// Sets the 0-based index of the record line's part the finding is about.
     ///
     /// ```
-    /// use fence_runtime::surfaces::{Location, Surface};
+    /// use fence_surfaces::{Location, Surface};
     ///
     /// assert_eq!(Location::new(Surface::Record, 1).with_part(2).part, Some(2));
     /// ```
@@ -125,7 +123,7 @@ impl fmt::Display for Location {
 /// How a label is missing from fenced content.
 ///
 /// ```
-/// assert_eq!(fence_runtime::surfaces::MissingLabel::Null.to_string(), "null");
+/// assert_eq!(fence_surfaces::MissingLabel::Null.to_string(), "null");
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -149,7 +147,7 @@ impl fmt::Display for MissingLabel {
 /// [`UnknownRole`](Self::UnknownRole), worth knowing) about one unit of a surface.
 ///
 /// ```
-/// use fence_runtime::surfaces::FindingKind;
+/// use fence_surfaces::FindingKind;
 ///
 /// let finding = FindingKind::OutputBytesMismatch { output_bytes: 10, actual: 56 };
 /// assert!(finding.is_error());
@@ -227,7 +225,7 @@ pub enum FindingKind {
         error: ParseError,
     },
     /// A tool's result fenced under a source other than `tool:<that tool's name>` (the name
-    /// sanitised as [`Source::tool`](crate::Source::tool) sanitises it): another tool's, or a
+    /// sanitised as [`Source::tool`](fence_runtime::Source::tool) sanitises it): another tool's, or a
     /// task's.
     ToolSourceMismatch {
         /// The source the tool's results are fenced under.
@@ -290,7 +288,7 @@ pub enum FindingKind {
         status: String,
     },
     /// An artifact frame says `truncated: false`, but its content is a block that ends with
-    /// the [`TRUNCATION_NOTICE`](crate::TRUNCATION_NOTICE) on a line of its own: the fence was
+    /// the [`TRUNCATION_NOTICE`](fence_runtime::TRUNCATION_NOTICE) on a line of its own: the fence was
     /// closed as cut short, and the flag denies it. (A frame with no `truncated` key says
     /// nothing, and is not reported.)
     TruncationDenied,
@@ -322,7 +320,7 @@ impl FindingKind {
     /// [`UnknownSourceKind`](Self::UnknownSourceKind) and [`UnknownRole`](Self::UnknownRole).
     ///
     /// ```
-    /// use fence_runtime::surfaces::FindingKind;
+    /// use fence_surfaces::FindingKind;
     /// use fence_runtime::ParseError;
     ///
     /// assert!(FindingKind::UnfencedToolResult { error: ParseError::NoOpener }.is_error());
@@ -338,7 +336,7 @@ impl FindingKind {
     /// A stable kebab-case name for the kind.
     ///
     /// ```
-    /// use fence_runtime::surfaces::{FindingKind, MissingLabel};
+    /// use fence_surfaces::{FindingKind, MissingLabel};
     ///
     /// let kind = FindingKind::FenceWithoutLabel { label: MissingLabel::Null, markers: "tool:t".into() };
     /// assert_eq!(kind.name(), "fence-without-label");
@@ -493,7 +491,7 @@ fn not_a_hook_artifact(
 /// One finding: what, and where.
 ///
 /// ```
-/// use fence_runtime::surfaces::{read_record, verify_record, VerifyContext};
+/// use fence_surfaces::{read_record, verify_record, VerifyContext};
 ///
 /// let record = read_record(br#"{"role":"tool","tool_call_id":"c1","is_error":false,"content":[{"type":"text","text":"raw page"}]}"#);
 /// let findings = verify_record(&record, &VerifyContext::new());
@@ -513,7 +511,7 @@ impl Finding {
     /// A finding of `kind` at `location`.
     ///
     /// ```
-    /// use fence_runtime::surfaces::{Finding, FindingKind, Location, Surface};
+    /// use fence_surfaces::{Finding, FindingKind, Location, Surface};
     ///
     /// let finding = Finding::new(
     ///     Location::new(Surface::Trace, 1),
@@ -529,7 +527,7 @@ impl Finding {
     /// Whether the finding is an error; see [`FindingKind::is_error`].
     ///
     /// ```
-    /// use fence_runtime::surfaces::{Finding, FindingKind, Location, Surface};
+    /// use fence_surfaces::{Finding, FindingKind, Location, Surface};
     ///
     /// let finding = Finding::new(
     ///     Location::new(Surface::Trace, 1),

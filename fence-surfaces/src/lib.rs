@@ -1,11 +1,21 @@
-//! The surfaces that carry a fence — A2A `artifact` frames, `conversation.jsonl` lines and
-//! `trace.jsonl` events — written from [`ModelContent`], and verified on read.
+//! Read, write and verify the wire formats that carry a fence: A2A `artifact` frames over SSE,
+//! `conversation.jsonl` lines and `trace.jsonl` events.
 //!
-//! The spec promises that no surface strips the fence, and that the two labelled surfaces label
-//! it, on purpose, differently: an artifact frame's `fence_source` is on every frame (`null` when
-//! unfenced), a record line's `fence` is absent when unfenced. This module makes both promises
-//! hold for a runtime written with the toolkit, and checkable for records written by any
-//! runtime.
+//! This crate is for auditors. It reads surfaces written by any runtime, in any version, and
+//! says where a fence is missing, forged or mislabelled. It also writes the surfaces for a
+//! runtime built with [`fence_runtime`], so its labels cannot disagree with its bytes.
+//!
+//! [`fence_runtime`] is the stable fence: `ModelContent`, the marker rule, `parse`. This crate
+//! follows third-party formats, so it moves on its own schedule. It uses only
+//! `fence_runtime`'s public API.
+//!
+//! The spec promises that no surface strips the fence. The two labelled surfaces label it
+//! differently, on purpose:
+//! - an artifact frame's `fence_source` is on every frame, `null` when unfenced;
+//! - a record line's `fence` is absent when unfenced.
+//!
+//! This crate makes both promises hold for a runtime written with the toolkit, and checkable
+//! for surfaces written by any runtime.
 //!
 //! # Writing
 //!
@@ -31,7 +41,7 @@
 //!
 //! ```
 //! use fence_runtime::{fence, ModelContent, Source, ToolOutput};
-//! use fence_runtime::surfaces::{ArtifactFrame, CallMeta, RecordLine, SseEncoder};
+//! use fence_surfaces::{ArtifactFrame, CallMeta, RecordLine, SseEncoder};
 //!
 //! let output = ToolOutput::ok(fence(&Source::tool("bash"), "hello\n"));
 //! let frame = ArtifactFrame::tool_result("tsk_1", "bash", &output, CallMeta::new("toolu_01", 12).with_exit_code(0));
@@ -52,11 +62,12 @@
 //! [`LineError`] carrying its 1-based line number, and every [`Report`] says how many units it
 //! read, skipped and failed.
 //!
-//! A surface too large to hold — a record of a gigabyte, a live stream — is read incrementally:
-//! [`SseReader`], [`RecordReader`] and [`TraceReader`] take bytes in chunks of any size and hand
-//! over each unit as a [`Unit`] (an item, skipped, or failed) the moment it is complete, in
-//! memory bounded by the largest unit. The whole-slice readers are these readers handed one
-//! chunk, so both read exactly alike.
+//! A surface too large to hold — a record of a gigabyte, a live stream — is read incrementally.
+//! [`SseReader`] reads a stream; one [`JsonlReader`] reads both JSONL surfaces, as
+//! [`RecordReader`] and [`TraceReader`]. Each takes bytes in chunks of any size. Each hands
+//! over a [`Unit`] (an item, skipped, or failed) the moment it is complete, in memory bounded
+//! by the largest unit. The whole-slice readers are these readers handed one chunk, so both
+//! read exactly alike.
 //!
 //! Every unit — an SSE event's `data`, a record line, a trace line — is parsed by one reader
 //! that refuses a key written twice in any object, at any depth, known key or not
@@ -88,10 +99,11 @@
 //! # Verifying
 //!
 //! [`verify_stream`], [`verify_record`], [`verify_trace`] and [`verify_frame`] return typed
-//! [`Finding`]s. Every check for live markers goes through the crate's one marker matcher
-//! ([`read_markers`], [`live_markers`](crate::live_markers)). Nothing a reader read vanishes from the verdict: a unit
-//! it could not read is itself a finding at its line ([`FindingKind::UnreadableUnit`]), and so
-//! is a part of a record line that cannot be read ([`FindingKind::UnreadablePart`]).
+//! [`Finding`]s. Every check for live markers goes through the fence's one marker matcher
+//! ([`read_markers`], [`live_markers`](fence_runtime::live_markers)). Nothing a reader read
+//! vanishes from the verdict:
+//! - a unit it could not read is a finding at its line ([`FindingKind::UnreadableUnit`]);
+//! - so is a part of a record line that cannot be read ([`FindingKind::UnreadablePart`]).
 //!
 //! [`StreamVerifier`], [`RecordVerifier`] and [`TraceVerifier`] verify unit by unit, as an
 //! incremental reader hands the units over. A stream's and a record's verdicts depend on facts
@@ -101,7 +113,7 @@
 //! give the same findings in the same order.
 //!
 //! ```
-//! use fence_runtime::surfaces::{read_sse, verify_stream, FindingKind, VerifyContext};
+//! use fence_surfaces::{read_sse, verify_stream, FindingKind, VerifyContext};
 //!
 //! let capture = b"event: artifact\nid: 1\ndata: {\"id\":\"t\",\"artifact\":{\"tool_name\":\"web-fetch\",\"content\":\"<untrusted-content source=tool:web-fetch>\\n{}\\n</untrusted-content>\",\"fence_source\":null,\"tool_call_id\":\"c1\",\"is_error\":false,\"duration_ms\":4,\"exit_code\":null,\"truncated\":false}}\n\n";
 //! let findings = verify_stream(&read_sse(capture), &VerifyContext::new());
@@ -160,8 +172,8 @@
 //!
 //! ## Classifying a unit
 //!
-//! Whether a unit must be fenced depends on what it is ([`ResultKind`]), decided from its own
-//! fields and a [`VerifyContext`] (declared skills, declared tools, call ids):
+//! Whether a unit must be fenced depends on what it is. That is decided from its own fields and
+//! a [`VerifyContext`]: declared skills, declared tools, call ids.
 //!
 //! | Surface | Rule, first match wins | Kind |
 //! |---|---|---|
@@ -213,7 +225,7 @@
 //! unit of its own: an Anthropic-style `user` line of results is checked result by result.
 //!
 //! A tool's result (a tool result, or a failed call that is fenced) must be fenced under
-//! `tool:<the tool's name>`, the name sanitised as [`Source::tool`](crate::Source::tool)
+//! `tool:<the tool's name>`, the name sanitised as [`Source::tool`](fence_runtime::Source::tool)
 //! sanitises it, whenever the name is known: a frame's `tool_name`, a `tool_call`'s
 //! `tool_name`, a record line's or part's call. A source of a kind the verifier does not know
 //! (the reference runtime's `member:` or `delegation:` for a hand-off's reply) is not tied to
@@ -254,7 +266,7 @@
 //!    `tool:` nor `task:<known origin>` ([`UnknownSourceKind`](FindingKind::UnknownSourceKind),
 //!    not an error);
 //! 4. after the content: a frame whose block ends with the
-//!    [`TRUNCATION_NOTICE`](crate::TRUNCATION_NOTICE) but which says `truncated: false`
+//!    [`TRUNCATION_NOTICE`](fence_runtime::TRUNCATION_NOTICE) but which says `truncated: false`
 //!    ([`TruncationDenied`](FindingKind::TruncationDenied)); `output_bytes` that differs from
 //!    the byte length of `output` ([`OutputBytesMismatch`](FindingKind::OutputBytesMismatch));
 //! 5. on a record line, then each part in order: a tool result part's findings, as 2 to 3,
@@ -263,42 +275,53 @@
 //!
 //! Findings come in line order across the surface, unreadable units among them.
 //!
-//! [`ModelContent`]: crate::ModelContent
-//! [`ToolOutput`]: crate::ToolOutput
+//! [`ModelContent`]: fence_runtime::ModelContent
+//! [`ToolOutput`]: fence_runtime::ToolOutput
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+// A dropped value from any of the crate's pure functions is a bug in the caller.
+#![warn(clippy::must_use_candidate)]
 
 mod artifact;
 mod check;
 mod classify;
+mod context;
 mod finding;
+mod jsonl;
 mod markers;
-mod read;
 mod record;
+mod report;
 mod sse;
+mod strict_json;
 mod trace;
 mod verify;
 
-pub use self::artifact::{ArtifactFrame, CallMeta, ParsedArtifact, ParsedFrame, read_frame};
-pub use self::classify::{ResultKind, VerifyContext};
-pub use self::finding::{Finding, FindingKind, Location, MarkerKind, MissingLabel, Surface};
-pub use self::markers::{Markers, read_markers};
-pub use self::read::{
+pub use fence_runtime::MarkerKind;
+
+pub use crate::artifact::{ArtifactFrame, CallMeta, ParsedArtifact, ParsedFrame, read_frame};
+pub use crate::context::VerifyContext;
+pub use crate::finding::{Finding, FindingKind, Location, MissingLabel, Surface};
+pub use crate::jsonl::{JsonlLine, JsonlReader};
+pub use crate::markers::{Markers, read_markers};
+pub use crate::record::{
+    ParsedMessage, Part, RecordHeader, RecordLine, RecordReader, RecordReport, read_record,
+};
+pub use crate::report::{
     Counts, DEFAULT_MAX_LINE_BYTES, Label, LineError, Located, Nullable, ReadError, Report,
     SkippedUnit, Unit,
 };
-pub use self::record::{
-    ParsedMessage, Part, RecordHeader, RecordLine, RecordReader, RecordReport, read_record,
-};
-pub use self::sse::{SseEncoder, SseReader, StreamFrame, StreamReport, read_sse};
-pub use self::trace::{
+pub use crate::sse::{SseEncoder, SseReader, StreamFrame, StreamReport, read_sse};
+pub use crate::trace::{
     EventMeta, ParsedEvent, ParsedSkillCall, ParsedToolCall, SkillCallEvent, StateEffect, Status,
     ToolCallEvent, TraceReader, TraceReport, read_trace,
 };
-pub use self::verify::{
+pub use crate::verify::{
     RecordVerifier, StreamVerifier, TraceVerifier, verify_frame, verify_record, verify_stream,
     verify_trace,
 };
 
-use crate::content::ModelContent;
+use fence_runtime::ModelContent;
 
 // Every public type can cross threads: a verifier may read on one thread and report on another.
 const _: () = {
@@ -307,7 +330,6 @@ const _: () = {
     send_sync::<CallMeta<'static>>();
     send_sync::<ParsedArtifact>();
     send_sync::<ParsedFrame>();
-    send_sync::<ResultKind>();
     send_sync::<VerifyContext>();
     send_sync::<Finding>();
     send_sync::<FindingKind>();
@@ -336,7 +358,6 @@ const _: () = {
     send_sync::<StreamVerifier>();
     send_sync::<RecordVerifier>();
     send_sync::<TraceVerifier>();
-    send_sync::<crate::LiveMarkers<'static>>();
     send_sync::<StreamFrame>();
     send_sync::<StreamReport>();
     send_sync::<EventMeta<'static>>();

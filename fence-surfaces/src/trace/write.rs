@@ -1,22 +1,13 @@
-//! `trace.jsonl`: `tool_call` and `skill_call` events, written with their byte counts computed
-//! from the content, and a tolerant reader.
+//! Writing `trace.jsonl` events, their byte counts computed from the content.
 
-use alloc::format;
-use alloc::string::String;
-
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use fence_runtime::{ModelContent, ToolOutput};
+use serde::Serialize;
 use serde_json::value::RawValue;
-
-use super::read::{
-    JsonlLines, Outcome, ReadError, Report, SkippedUnit, Unit, from_value, jsonl_unit, parse_value,
-};
-use crate::content::{ModelContent, ToolOutput};
 
 /// What every trace event carries: the session, the time (Unix milliseconds) and the turn.
 ///
 /// ```
-/// use fence_runtime::surfaces::EventMeta;
+/// use fence_surfaces::EventMeta;
 ///
 /// let meta = EventMeta::new("ses_1", 1_767_225_600_000, 3);
 /// assert_eq!(meta.turn(), 3);
@@ -33,7 +24,7 @@ impl<'a> EventMeta<'a> {
     /// `turn`.
     ///
     /// ```
-    /// let meta = fence_runtime::surfaces::EventMeta::new("ses_1", 5, 1);
+    /// let meta = fence_surfaces::EventMeta::new("ses_1", 5, 1);
     /// assert_eq!(meta.session_id(), "ses_1");
     /// ```
     #[must_use]
@@ -48,7 +39,7 @@ impl<'a> EventMeta<'a> {
     /// The session id.
     ///
     /// ```
-    /// assert_eq!(fence_runtime::surfaces::EventMeta::new("s", 0, 0).session_id(), "s");
+    /// assert_eq!(fence_surfaces::EventMeta::new("s", 0, 0).session_id(), "s");
     /// ```
     #[must_use]
     pub const fn session_id(&self) -> &'a str {
@@ -58,7 +49,7 @@ impl<'a> EventMeta<'a> {
     /// The time of the event, in Unix milliseconds.
     ///
     /// ```
-    /// assert_eq!(fence_runtime::surfaces::EventMeta::new("s", 42, 0).timestamp_ms(), 42);
+    /// assert_eq!(fence_surfaces::EventMeta::new("s", 42, 0).timestamp_ms(), 42);
     /// ```
     #[must_use]
     pub const fn timestamp_ms(&self) -> u64 {
@@ -68,7 +59,7 @@ impl<'a> EventMeta<'a> {
     /// The turn.
     ///
     /// ```
-    /// assert_eq!(fence_runtime::surfaces::EventMeta::new("s", 0, 7).turn(), 7);
+    /// assert_eq!(fence_surfaces::EventMeta::new("s", 0, 7).turn(), 7);
     /// ```
     #[must_use]
     pub const fn turn(&self) -> u32 {
@@ -79,7 +70,7 @@ impl<'a> EventMeta<'a> {
 /// A call's `status` on the wire: `"ok"` or `"error"`.
 ///
 /// ```
-/// use fence_runtime::surfaces::Status;
+/// use fence_surfaces::Status;
 ///
 /// assert_eq!(Status::Error.as_str(), "error");
 /// ```
@@ -97,7 +88,7 @@ impl Status {
     /// The wire spelling.
     ///
     /// ```
-    /// assert_eq!(fence_runtime::surfaces::Status::Ok.as_str(), "ok");
+    /// assert_eq!(fence_surfaces::Status::Ok.as_str(), "ok");
     /// ```
     #[must_use]
     pub const fn as_str(self) -> &'static str {
@@ -111,7 +102,7 @@ impl Status {
 /// What a tool call did to state, on the wire: `"read"` or `"mutate"`.
 ///
 /// ```
-/// use fence_runtime::surfaces::StateEffect;
+/// use fence_surfaces::StateEffect;
 ///
 /// assert_eq!(StateEffect::Mutate.as_str(), "mutate");
 /// ```
@@ -129,7 +120,7 @@ impl StateEffect {
     /// The wire spelling.
     ///
     /// ```
-    /// assert_eq!(fence_runtime::surfaces::StateEffect::Read.as_str(), "read");
+    /// assert_eq!(fence_surfaces::StateEffect::Read.as_str(), "read");
     /// ```
     #[must_use]
     pub const fn as_str(self) -> &'static str {
@@ -155,7 +146,7 @@ fn byte_len(text: &str) -> u64 {
 ///
 /// ```
 /// use fence_runtime::{fence, Source, ToolOutput};
-/// use fence_runtime::surfaces::{EventMeta, StateEffect, ToolCallEvent};
+/// use fence_surfaces::{EventMeta, StateEffect, ToolCallEvent};
 /// use serde_json::value::RawValue;
 ///
 /// let input = RawValue::from_string(r#"{"url":"https://example.com"}"#.into())?;
@@ -196,7 +187,7 @@ impl<'a> ToolCallEvent<'a> {
     ///
     /// ```
     /// use fence_runtime::ToolOutput;
-    /// use fence_runtime::surfaces::{EventMeta, Status, ToolCallEvent};
+    /// use fence_surfaces::{EventMeta, Status, ToolCallEvent};
     /// use serde_json::value::RawValue;
     ///
     /// let input = RawValue::from_string("{}".into())?;
@@ -242,7 +233,7 @@ impl<'a> ToolCallEvent<'a> {
     ///
     /// ```
     /// use fence_runtime::{fence, Source, ToolOutput};
-    /// use fence_runtime::surfaces::{EventMeta, ToolCallEvent};
+    /// use fence_surfaces::{EventMeta, ToolCallEvent};
     /// use serde_json::value::RawValue;
     ///
     /// let input = RawValue::from_string("{}".into())?;
@@ -261,7 +252,7 @@ impl<'a> ToolCallEvent<'a> {
     ///
     /// ```
     /// use fence_runtime::{fence, Source, ToolOutput};
-    /// use fence_runtime::surfaces::{EventMeta, StateEffect, ToolCallEvent};
+    /// use fence_surfaces::{EventMeta, StateEffect, ToolCallEvent};
     /// use serde_json::value::RawValue;
     ///
     /// let input = RawValue::from_string("{}".into())?;
@@ -281,7 +272,7 @@ impl<'a> ToolCallEvent<'a> {
     ///
     /// ```
     /// use fence_runtime::{fence, Source, ToolOutput};
-    /// use fence_runtime::surfaces::{EventMeta, ToolCallEvent};
+    /// use fence_surfaces::{EventMeta, ToolCallEvent};
     /// use serde_json::value::RawValue;
     ///
     /// let input = RawValue::from_string("{}".into())?;
@@ -300,7 +291,7 @@ impl<'a> ToolCallEvent<'a> {
     ///
     /// ```
     /// use fence_runtime::{fence, Source, ToolOutput};
-    /// use fence_runtime::surfaces::{EventMeta, ToolCallEvent};
+    /// use fence_surfaces::{EventMeta, ToolCallEvent};
     /// use serde_json::value::RawValue;
     ///
     /// let input = RawValue::from_string("{}".into())?;
@@ -318,7 +309,7 @@ impl<'a> ToolCallEvent<'a> {
     ///
     /// ```
     /// use fence_runtime::{fence, Source, ToolOutput};
-    /// use fence_runtime::surfaces::{EventMeta, Status, ToolCallEvent};
+    /// use fence_surfaces::{EventMeta, Status, ToolCallEvent};
     /// use serde_json::value::RawValue;
     ///
     /// let input = RawValue::from_string("{}".into())?;
@@ -339,7 +330,7 @@ impl<'a> ToolCallEvent<'a> {
     ///
     /// ```
     /// use fence_runtime::{fence, Source, ToolOutput};
-    /// use fence_runtime::surfaces::{EventMeta, ToolCallEvent};
+    /// use fence_surfaces::{EventMeta, ToolCallEvent};
     /// use serde_json::value::RawValue;
     ///
     /// let input = RawValue::from_string("{}".into())?;
@@ -362,7 +353,7 @@ impl<'a> ToolCallEvent<'a> {
 ///
 /// ```
 /// use fence_runtime::ModelContent;
-/// use fence_runtime::surfaces::{EventMeta, SkillCallEvent};
+/// use fence_surfaces::{EventMeta, SkillCallEvent};
 ///
 /// let doc = ModelContent::skill_doc("# Triage\nRead the ticket.\n");
 /// let event = SkillCallEvent::new(EventMeta::new("ses_1", 1_767_225_600_000, 2), "triage", &doc, 1);
@@ -389,7 +380,7 @@ impl<'a> SkillCallEvent<'a> {
     ///
     /// ```
     /// use fence_runtime::ModelContent;
-    /// use fence_runtime::surfaces::{EventMeta, SkillCallEvent};
+    /// use fence_surfaces::{EventMeta, SkillCallEvent};
     ///
     /// let event = SkillCallEvent::new(EventMeta::new("s", 0, 1), "triage", &ModelContent::skill_doc("four"), 0);
     /// assert_eq!(event.output_bytes(), 4);
@@ -418,7 +409,7 @@ impl<'a> SkillCallEvent<'a> {
     ///
     /// ```
     /// use fence_runtime::ModelContent;
-    /// use fence_runtime::surfaces::{EventMeta, SkillCallEvent, Status};
+    /// use fence_surfaces::{EventMeta, SkillCallEvent, Status};
     ///
     /// let event = SkillCallEvent::new(EventMeta::new("s", 0, 1), "triage", &ModelContent::skill_doc(""), 0)
     ///     .with_status(Status::Error);
@@ -434,7 +425,7 @@ impl<'a> SkillCallEvent<'a> {
     ///
     /// ```
     /// use fence_runtime::ModelContent;
-    /// use fence_runtime::surfaces::{EventMeta, SkillCallEvent};
+    /// use fence_surfaces::{EventMeta, SkillCallEvent};
     ///
     /// assert_eq!(SkillCallEvent::new(EventMeta::new("s", 0, 1), "k", &ModelContent::skill_doc("é"), 0).output_bytes(), 2);
     /// ```
@@ -451,275 +442,12 @@ impl<'a> SkillCallEvent<'a> {
     ///
     /// ```
     /// use fence_runtime::ModelContent;
-    /// use fence_runtime::surfaces::{EventMeta, SkillCallEvent};
+    /// use fence_surfaces::{EventMeta, SkillCallEvent};
     ///
     /// assert!(SkillCallEvent::new(EventMeta::new("s", 0, 1), "k", &ModelContent::skill_doc(""), 0).to_json().starts_with(r#"{"event_type":"skill_call""#));
     /// ```
     #[must_use]
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("a skill_call event always serialises")
-    }
-}
-
-/// A `tool_call` event as read from a trace written by any runtime version.
-///
-/// `tool_name`, `output_bytes` and `status` are required (the verifier needs them); every other
-/// key may be absent or `null`, and unknown keys are ignored.
-///
-/// ```
-/// use fence_runtime::surfaces::{read_trace, ParsedEvent};
-///
-/// let report = read_trace(br#"{"event_type":"tool_call","session_id":"s","timestamp":1,"turn":1,"tool_name":"t","input":{},"input_bytes":2,"output_bytes":0,"duration_ms":1,"status":"ok"}"#);
-/// let ParsedEvent::ToolCall(call) = &report.items[0].value else { panic!() };
-/// assert_eq!(call.tool_name, "t");
-/// assert_eq!(call.output, None);
-/// ```
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[non_exhaustive]
-pub struct ParsedToolCall {
-    /// The session.
-    #[serde(default)]
-    pub session_id: Option<String>,
-    /// Unix milliseconds.
-    #[serde(default)]
-    pub timestamp: Option<u64>,
-    /// The turn.
-    #[serde(default)]
-    pub turn: Option<u32>,
-    /// The tool called.
-    pub tool_name: String,
-    /// The call's input.
-    #[serde(default)]
-    pub input: Option<Value>,
-    /// The byte length of the input.
-    #[serde(default)]
-    pub input_bytes: Option<u64>,
-    /// The output text, when the agent records it.
-    #[serde(default)]
-    pub output: Option<String>,
-    /// The byte length of the output text, fence markers included.
-    pub output_bytes: u64,
-    /// How long the call took.
-    #[serde(default)]
-    pub duration_ms: Option<u64>,
-    /// `"ok"` or `"error"`.
-    pub status: String,
-    /// `"read"` or `"mutate"`.
-    #[serde(default)]
-    pub state_effect: Option<String>,
-    /// The resource the call touched.
-    #[serde(default)]
-    pub resource_id: Option<String>,
-}
-
-/// A `skill_call` event as read from a trace.
-///
-/// `skill_name` and `output_bytes` are required. A `skill_call` has no `output` key on the
-/// wire; one is read if a runtime writes it anyway, so that the verifier can check it carries
-/// no fence.
-///
-/// ```
-/// use fence_runtime::surfaces::{read_trace, ParsedEvent};
-///
-/// let report = read_trace(br#"{"event_type":"skill_call","session_id":"s","timestamp":1,"turn":2,"skill_name":"triage","output_bytes":26,"duration_ms":1,"status":"ok"}"#);
-/// let ParsedEvent::SkillCall(call) = &report.items[0].value else { panic!() };
-/// assert_eq!(call.output_bytes, 26);
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
-#[non_exhaustive]
-pub struct ParsedSkillCall {
-    /// The session.
-    #[serde(default)]
-    pub session_id: Option<String>,
-    /// Unix milliseconds.
-    #[serde(default)]
-    pub timestamp: Option<u64>,
-    /// The turn.
-    #[serde(default)]
-    pub turn: Option<u32>,
-    /// The skill called.
-    pub skill_name: String,
-    /// The returned `skill.md` text, if a runtime wrote it (the wire format has no such key).
-    #[serde(default)]
-    pub output: Option<String>,
-    /// The byte length of the returned `skill.md` text.
-    pub output_bytes: u64,
-    /// How long the call took.
-    #[serde(default)]
-    pub duration_ms: Option<u64>,
-    /// `"ok"` or `"error"`.
-    #[serde(default)]
-    pub status: Option<String>,
-}
-
-/// A trace event the verifier reads.
-///
-/// ```
-/// use fence_runtime::surfaces::{read_trace, ParsedEvent};
-///
-/// let report = read_trace(br#"{"event_type":"skill_call","skill_name":"k","output_bytes":0}"#);
-/// assert!(matches!(report.items[0].value, ParsedEvent::SkillCall(_)));
-/// ```
-#[derive(Clone, Debug, PartialEq)]
-#[non_exhaustive]
-pub enum ParsedEvent {
-    /// A `tool_call` event.
-    ToolCall(ParsedToolCall),
-    /// A `skill_call` event.
-    SkillCall(ParsedSkillCall),
-}
-
-/// What [`read_trace`] made of a `trace.jsonl`. The unit of the counts is a line.
-pub type TraceReport = Report<ParsedEvent>;
-
-/// Reads a whole `trace.jsonl`: a [`TraceReader`] handed all of `bytes` at once.
-///
-/// Blank lines and events other than `tool_call` and `skill_call` are skipped and counted. Every
-/// trace line has a string `event_type`, so a line without one fails, as does a line that is
-/// not JSON, that names a key twice in any object, or whose known keys have the wrong types;
-/// reading always goes on to the end.
-///
-/// ```
-/// use fence_runtime::surfaces::read_trace;
-///
-/// let report = read_trace(b"{\"event_type\":\"session_start\"}\n{\"no\":\"type\"}\n{\"event_type\":\"tool_call\"}\n");
-/// assert_eq!((report.counts.read, report.counts.skipped, report.counts.failed), (3, 1, 2));
-/// assert_eq!(report.errors[1].line, 3);
-/// ```
-#[must_use]
-pub fn read_trace(bytes: &[u8]) -> TraceReport {
-    let mut report = TraceReport::default();
-    // The input is in memory already: no line is too long to hold.
-    let mut reader = TraceReader::new().with_max_line_bytes(usize::MAX);
-    reader.push(bytes, |unit| report.add(unit));
-    reader.finish(|unit| report.add(unit));
-    report
-}
-
-/// An incremental reader of a `trace.jsonl`: feed it bytes in chunks of any size, and it
-/// hands over each line as a [`Unit`] the moment the line is complete.
-///
-/// Its memory is bounded by the longest line (at most
-/// [`with_max_line_bytes`](Self::with_max_line_bytes)), not the trace. The rules are
-/// [`read_trace`]'s.
-///
-/// ```
-/// use fence_runtime::surfaces::{ParsedEvent, TraceReader, Unit};
-///
-/// let mut tools = Vec::new();
-/// let mut reader = TraceReader::new();
-/// let trace = b"{\"event_type\":\"tool_call\",\"tool_name\":\"bash\",\"output_bytes\":0,\"status\":\"ok\"}\n";
-/// for chunk in trace.chunks(7) {
-///     reader.push(chunk, |unit| {
-///         if let Unit::Item(event) = unit {
-///             if let ParsedEvent::ToolCall(call) = event.value {
-///                 tools.push(call.tool_name);
-///             }
-///         }
-///     });
-/// }
-/// reader.finish(|_| unreachable!("the last line ended with a newline"));
-/// assert_eq!(tools, ["bash"]);
-/// ```
-#[derive(Clone, Debug, Default)]
-pub struct TraceReader {
-    lines: JsonlLines,
-}
-
-impl TraceReader {
-    /// A reader at the start of a trace.
-    ///
-    /// ```
-    /// let mut count = 0;
-    /// fence_runtime::surfaces::TraceReader::new().finish(|_| count += 1);
-    /// assert_eq!(count, 0);
-    /// ```
-    #[must_use]
-    pub fn new() -> TraceReader {
-        TraceReader::default()
-    }
-
-    /// Sets the longest line the reader holds
-    /// ([`DEFAULT_MAX_LINE_BYTES`](super::DEFAULT_MAX_LINE_BYTES) unless set): a longer one is
-    /// counted as it goes past, never held, and becomes a unit that failed with
-    /// [`ReadError::TooLong`](super::ReadError::TooLong).
-    ///
-    /// ```
-    /// use fence_runtime::surfaces::{ReadError, TraceReader, Unit};
-    ///
-    /// let mut reader = TraceReader::new().with_max_line_bytes(16);
-    /// let mut units = Vec::new();
-    /// reader.push(b"{\"role\":\"user\",\"content\":[]}\n\n", |unit| units.push(unit));
-    /// assert!(matches!(
-    ///     &units[0],
-    ///     Unit::Failed(error) if error.line == 1
-    ///         && error.error == ReadError::TooLong { bytes: 28, limit: 16 }
-    /// ));
-    /// assert!(matches!(units[1], Unit::Skipped)); // the next line is read as ever
-    /// ```
-    #[must_use]
-    pub fn with_max_line_bytes(self, limit: usize) -> TraceReader {
-        TraceReader {
-            lines: JsonlLines::with_limit(limit),
-        }
-    }
-
-    /// Reads the next chunk, handing every line it completes to `on_unit`, in order.
-    ///
-    /// ```
-    /// use fence_runtime::surfaces::{TraceReader, Unit};
-    ///
-    /// let mut skipped = 0;
-    /// let mut reader = TraceReader::new();
-    /// reader.push(b"{\"event_type\":\"turn_start\"}\n\n", |unit| skipped += usize::from(matches!(unit, Unit::Skipped)));
-    /// assert_eq!(skipped, 2);
-    /// ```
-    pub fn push(&mut self, chunk: &[u8], mut on_unit: impl FnMut(Unit<ParsedEvent>)) {
-        let limit = self.lines.limit();
-        self.lines.push(chunk, |number, line| {
-            on_unit(jsonl_unit(number, line, limit, trace_line));
-        });
-    }
-
-    /// Ends the trace: hands a last line that has no `\n` after it to `on_unit`.
-    ///
-    /// ```
-    /// use fence_runtime::surfaces::{TraceReader, Unit};
-    ///
-    /// let mut reader = TraceReader::new();
-    /// reader.push(b"{\"event_type\":\"turn_end\"}", |_| unreachable!());
-    /// let mut units = Vec::new();
-    /// reader.finish(|unit| units.push(unit));
-    /// assert!(matches!(units[..], [Unit::Skipped]));
-    /// ```
-    pub fn finish(self, mut on_unit: impl FnMut(Unit<ParsedEvent>)) {
-        let limit = self.lines.limit();
-        self.lines
-            .finish(|number, line| on_unit(jsonl_unit(number, line, limit, trace_line)));
-    }
-}
-
-/// Reads one non-blank line of a trace.
-fn trace_line(line: &str) -> Outcome<ParsedEvent> {
-    let value = match parse_value(line) {
-        Ok(value) => value,
-        Err(error) => return Outcome::Fail(error),
-    };
-    let read = match value.get("event_type").and_then(Value::as_str) {
-        Some("tool_call") => from_value(value).map(ParsedEvent::ToolCall),
-        Some("skill_call") => from_value(value).map(ParsedEvent::SkillCall),
-        Some(kind) => {
-            return Outcome::Skip(SkippedUnit::in_value(
-                || format!("a trace event of type `{kind}`"),
-                &value,
-            ));
-        }
-        None => Err(ReadError::Shape(
-            "a trace line needs a string `event_type`".into(),
-        )),
-    };
-    match read {
-        Ok(event) => Outcome::Item(event),
-        Err(error) => Outcome::Fail(error),
     }
 }

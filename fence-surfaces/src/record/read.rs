@@ -1,332 +1,15 @@
-//! `conversation.jsonl`: message lines written from `ModelContent`, the header line, and a
-//! tolerant reader.
+//! Reading `conversation.jsonl` lines written by any runtime version, part by part.
 
-use alloc::borrow::Cow;
-use alloc::format;
-use alloc::string::String;
-use alloc::vec::Vec;
+use std::borrow::Cow;
 
-use serde::ser::SerializeMap;
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
-use super::Labelled;
-use super::read::{
-    JsonlLines, Label, Outcome, ReadError, Report, SkippedUnit, Unit, from_value, jsonl_unit,
-    parse_value,
-};
-use crate::content::{ModelContent, ToolOutput};
-
-/// One message line of a conversation record, ready to serialise.
-///
-/// Keys in wire order: `role`, `tool_call_id`, `is_error`, `content` (one text part), `id`,
-/// `fence`. Every key but `role` and `content` is absent when unset, and `fence` is written
-/// exactly when the content is fenced, from the same [`ModelContent`] as the text, so the label
-/// cannot disagree with the bytes.
-///
-/// ```
-/// use fence_runtime::{fence, ModelContent, Source, ToolOutput};
-/// use fence_runtime::surfaces::RecordLine;
-///
-/// let output = ToolOutput::ok(fence(&Source::tool("web-fetch"), "{\"status\":200}"));
-/// assert_eq!(
-///     RecordLine::tool_result("toolu_1", &output).with_id("msg_01a0…").to_json(),
-///     r#"{"role":"tool","tool_call_id":"toolu_1","is_error":false,"content":[{"type":"text","text":"<untrusted-content source=tool:web-fetch>\n{\"status\":200}\n</untrusted-content>"}],"id":"msg_01a0…","fence":"tool:web-fetch"}"#,
-/// );
-///
-/// let reply = ModelContent::model_text("Fetched it.");
-/// assert_eq!(
-///     RecordLine::assistant(&reply).with_id("msg_01a0…").to_json(),
-///     r#"{"role":"assistant","content":[{"type":"text","text":"Fetched it."}],"id":"msg_01a0…"}"#,
-/// );
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct RecordLine<'a> {
-    role: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    tool_call_id: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    is_error: Option<bool>,
-    content: [TextPart<'a>; 1],
-    #[serde(skip_serializing_if = "Option::is_none")]
-    id: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    fence: Option<&'a str>,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-struct TextPart<'a> {
-    #[serde(rename = "type")]
-    kind: &'static str,
-    text: &'a str,
-}
-
-impl<'a> RecordLine<'a> {
-    fn new(role: &'a str, content: Labelled<'a>) -> RecordLine<'a> {
-        RecordLine {
-            role,
-            tool_call_id: None,
-            is_error: None,
-            content: [TextPart {
-                kind: "text",
-                text: content.text,
-            }],
-            id: None,
-            fence: content.fence,
-        }
-    }
-
-    /// A message of any role, holding `content`.
-    ///
-    /// ```
-    /// use fence_runtime::{ModelContent, TaskOrigin, TaskProvenance};
-    /// use fence_runtime::surfaces::RecordLine;
-    ///
-    /// let task = ModelContent::task(&TaskProvenance::derive(TaskOrigin::Event), "hi");
-    /// assert_eq!(
-    ///     RecordLine::message("user", &task).to_json(),
-    ///     r#"{"role":"user","content":[{"type":"text","text":"<untrusted-content source=task:event>\nhi\n</untrusted-content>"}],"fence":"task:event"}"#,
-    /// );
-    /// ```
-    #[must_use]
-    pub fn message(role: &'a str, content: &'a ModelContent) -> RecordLine<'a> {
-        RecordLine::new(role, Labelled::of(content))
-    }
-
-    /// A `user` message: a task payload, fenced when its trust class is untrusted.
-    ///
-    /// ```
-    /// use fence_runtime::{ModelContent, TaskOrigin, TaskProvenance};
-    /// use fence_runtime::surfaces::RecordLine;
-    ///
-    /// let task = ModelContent::task(&TaskProvenance::derive(TaskOrigin::User), "hi");
-    /// assert_eq!(RecordLine::user(&task).to_json(), r#"{"role":"user","content":[{"type":"text","text":"hi"}]}"#);
-    /// ```
-    #[must_use]
-    pub fn user(content: &'a ModelContent) -> RecordLine<'a> {
-        RecordLine::message("user", content)
-    }
-
-    /// An `assistant` message: the model's own text.
-    ///
-    /// ```
-    /// use fence_runtime::ModelContent;
-    /// use fence_runtime::surfaces::RecordLine;
-    ///
-    /// let text = ModelContent::model_text("Done.");
-    /// assert_eq!(RecordLine::assistant(&text).fence(), None);
-    /// ```
-    #[must_use]
-    pub fn assistant(content: &'a ModelContent) -> RecordLine<'a> {
-        RecordLine::message("assistant", content)
-    }
-
-    /// A `tool` message carrying a tool call's output, its error flag and the call's id.
-    ///
-    /// ```
-    /// use fence_runtime::ToolOutput;
-    /// use fence_runtime::surfaces::RecordLine;
-    ///
-    /// let refused = ToolOutput::refusal("/etc is read-only");
-    /// assert_eq!(
-    ///     RecordLine::tool_result("toolu_2", &refused).to_json(),
-    ///     r#"{"role":"tool","tool_call_id":"toolu_2","is_error":true,"content":[{"type":"text","text":"/etc is read-only"}]}"#,
-    /// );
-    /// ```
-    #[must_use]
-    pub fn tool_result(tool_call_id: &'a str, output: &'a ToolOutput) -> RecordLine<'a> {
-        RecordLine {
-            tool_call_id: Some(tool_call_id),
-            is_error: Some(output.is_error()),
-            ..RecordLine::message("tool", output.content())
-        }
-    }
-
-    /// A `tool` message carrying a declared skill's `skill.md`, which is never fenced: the
-    /// content built by [`ModelContent::skill_doc`].
-    ///
-    /// The text and the `fence` label are both taken from `skill_doc`, whatever built it, so
-    /// they cannot disagree: fenced content handed here is written with its label, and the
-    /// verifier then reports a fence on a skill result.
-    ///
-    /// ```
-    /// use fence_runtime::ModelContent;
-    /// use fence_runtime::surfaces::RecordLine;
-    ///
-    /// let doc = ModelContent::skill_doc("Triage notes");
-    /// assert_eq!(
-    ///     RecordLine::skill_result("toolu_4", &doc).to_json(),
-    ///     r#"{"role":"tool","tool_call_id":"toolu_4","is_error":false,"content":[{"type":"text","text":"Triage notes"}]}"#,
-    /// );
-    /// ```
-    #[must_use]
-    pub fn skill_result(tool_call_id: &'a str, skill_doc: &'a ModelContent) -> RecordLine<'a> {
-        RecordLine {
-            tool_call_id: Some(tool_call_id),
-            is_error: Some(false),
-            ..RecordLine::message("tool", skill_doc)
-        }
-    }
-
-    /// Sets the message id.
-    ///
-    /// ```
-    /// use fence_runtime::ModelContent;
-    /// use fence_runtime::surfaces::RecordLine;
-    ///
-    /// let text = ModelContent::model_text("x");
-    /// assert!(RecordLine::assistant(&text).with_id("msg_1").to_json().ends_with(r#""id":"msg_1"}"#));
-    /// ```
-    #[must_use]
-    pub fn with_id(mut self, id: &'a str) -> RecordLine<'a> {
-        self.id = Some(id);
-        self
-    }
-
-    /// The role.
-    ///
-    /// ```
-    /// use fence_runtime::ModelContent;
-    /// use fence_runtime::surfaces::RecordLine;
-    ///
-    /// assert_eq!(RecordLine::assistant(&ModelContent::model_text("x")).role(), "assistant");
-    /// ```
-    #[must_use]
-    pub fn role(&self) -> &'a str {
-        self.role
-    }
-
-    /// The text of the line's one text part: the bytes the model received.
-    ///
-    /// ```
-    /// use fence_runtime::ModelContent;
-    /// use fence_runtime::surfaces::RecordLine;
-    ///
-    /// assert_eq!(RecordLine::assistant(&ModelContent::model_text("x")).text(), "x");
-    /// ```
-    #[must_use]
-    pub fn text(&self) -> &'a str {
-        self.content[0].text
-    }
-
-    /// The `fence` label: the source the text is fenced under, or `None` (the key is absent).
-    ///
-    /// ```
-    /// use fence_runtime::{fence, Source, ToolOutput};
-    /// use fence_runtime::surfaces::RecordLine;
-    ///
-    /// let output = ToolOutput::ok(fence(&Source::tool("bash"), "ok"));
-    /// assert_eq!(RecordLine::tool_result("c", &output).fence(), Some("tool:bash"));
-    /// ```
-    #[must_use]
-    pub fn fence(&self) -> Option<&'a str> {
-        self.fence
-    }
-
-    /// The line as compact JSON, without the line ending.
-    ///
-    /// # Panics
-    ///
-    /// Never: a line holds only strings and booleans, which always serialise.
-    ///
-    /// ```
-    /// use fence_runtime::ModelContent;
-    /// use fence_runtime::surfaces::RecordLine;
-    ///
-    /// let text = ModelContent::model_text("two\nlines");
-    /// assert!(!RecordLine::assistant(&text).to_json().contains('\n'));
-    /// ```
-    #[must_use]
-    pub fn to_json(&self) -> String {
-        serde_json::to_string(self).expect("a record line always serialises")
-    }
-}
-
-/// The header line a record may start with: `{"type":"murmur.record", …}`. It has no `role`, so
-/// every reader skips it (and reports a live marker in it, as in any line passed over).
-///
-/// `type` is always the first key; further keys follow in the order they were added.
-///
-/// ```
-/// use fence_runtime::surfaces::RecordHeader;
-///
-/// assert_eq!(RecordHeader::new().to_json(), r#"{"type":"murmur.record"}"#);
-/// assert_eq!(
-///     RecordHeader::new().with_field("version", 1).with_field("context_id", "ctx_1").to_json(),
-///     r#"{"type":"murmur.record","version":1,"context_id":"ctx_1"}"#,
-/// );
-/// ```
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct RecordHeader {
-    fields: Vec<(String, Value)>,
-}
-
-impl RecordHeader {
-    /// The value of the header's `type` key.
-    pub const TYPE: &'static str = "murmur.record";
-
-    /// A header with only its `type`.
-    ///
-    /// ```
-    /// assert_eq!(fence_runtime::surfaces::RecordHeader::new().to_json(), r#"{"type":"murmur.record"}"#);
-    /// ```
-    #[must_use]
-    pub fn new() -> RecordHeader {
-        RecordHeader::default()
-    }
-
-    /// Adds a key after the ones already there, or replaces the value of a key already there.
-    /// A `type` key is ignored: the header's type is fixed.
-    ///
-    /// ```
-    /// use fence_runtime::surfaces::RecordHeader;
-    ///
-    /// let header = RecordHeader::new()
-    ///     .with_field("a", 1)
-    ///     .with_field("b", 2)
-    ///     .with_field("a", 3)
-    ///     .with_field("type", "x");
-    /// assert_eq!(header.to_json(), r#"{"type":"murmur.record","a":3,"b":2}"#);
-    /// ```
-    #[must_use]
-    pub fn with_field(mut self, key: impl Into<String>, value: impl Into<Value>) -> RecordHeader {
-        let key = key.into();
-        if key == "type" {
-            return self;
-        }
-        let value = value.into();
-        match self.fields.iter_mut().find(|(k, _)| *k == key) {
-            Some((_, slot)) => *slot = value,
-            None => self.fields.push((key, value)),
-        }
-        self
-    }
-
-    /// The header as compact JSON, without the line ending.
-    ///
-    /// # Panics
-    ///
-    /// Never: string keys and JSON values always serialise.
-    ///
-    /// ```
-    /// assert!(fence_runtime::surfaces::RecordHeader::new().to_json().starts_with('{'));
-    /// ```
-    #[must_use]
-    pub fn to_json(&self) -> String {
-        serde_json::to_string(self).expect("a record header always serialises")
-    }
-}
-
-impl Serialize for RecordHeader {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(1 + self.fields.len()))?;
-        map.serialize_entry("type", Self::TYPE)?;
-        for (key, value) in &self.fields {
-            map.serialize_entry(key, value)?;
-        }
-        map.end()
-    }
-}
+use super::write::RecordHeader;
+use crate::jsonl::sealed::Sealed;
+use crate::jsonl::{JsonlReader, Outcome};
+use crate::report::{Label, ReadError, Report, SkippedUnit};
+use crate::strict_json::{from_value, parse_value};
 
 /// A message line as read from a record written by any runtime version.
 ///
@@ -334,7 +17,7 @@ impl Serialize for RecordHeader {
 /// unknown keys are ignored.
 ///
 /// ```
-/// use fence_runtime::surfaces::{read_record, Label};
+/// use fence_surfaces::{read_record, Label};
 ///
 /// let report = read_record(br#"{"role":"tool","tool_call_id":"toolu_1","is_error":false,"content":[{"type":"text","text":"x"}],"fence":"tool:t","extra":1}"#);
 /// let line = &report.items[0].value;
@@ -385,7 +68,7 @@ impl ParsedMessage {
     /// `function.name`; an entry without both as strings is passed over).
     ///
     /// ```
-    /// use fence_runtime::surfaces::read_record;
+    /// use fence_surfaces::read_record;
     ///
     /// let report = read_record(br#"{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"bash","arguments":"{}"}}]}"#);
     /// let calls: Vec<_> = report.items[0].value.calls().collect();
@@ -407,7 +90,7 @@ impl ParsedMessage {
     /// carried as a part is not part of it (see [`Part::text`]).
     ///
     /// ```
-    /// use fence_runtime::surfaces::read_record;
+    /// use fence_surfaces::read_record;
     ///
     /// let report = read_record(br#"{"role":"user","content":[{"type":"text","text":"a"},{"type":"image"},{"type":"input_text","text":"b"},{"type":"tool_result","content":"c"}]}"#);
     /// assert_eq!(report.items[0].value.text(), "ab");
@@ -442,7 +125,7 @@ fn join<'a>(mut texts: impl Iterator<Item = &'a str>) -> Cow<'a, str> {
 /// [`Part::Other`], and the verifier reports it, since its text cannot be checked.
 ///
 /// ```
-/// use fence_runtime::surfaces::{read_record, Part};
+/// use fence_surfaces::{read_record, Part};
 ///
 /// let report = read_record(br#"{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"web-fetch","input":{}}]}"#);
 /// assert_eq!(
@@ -491,7 +174,7 @@ impl Part {
     /// content joined with nothing. `None` for a part with no text.
     ///
     /// ```
-    /// use fence_runtime::surfaces::read_record;
+    /// use fence_surfaces::read_record;
     ///
     /// let report = read_record(br#"{"role":"user","content":[{"type":"tool_result","tool_use_id":"c1","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}]}"#);
     /// assert_eq!(report.items[0].value.content[0].text().as_deref(), Some("ab"));
@@ -559,7 +242,7 @@ fn result(value: &Value, id_key: &str, content_key: &str) -> Option<Part> {
     };
     let content = match value.get(content_key) {
         None | Some(Value::Null) => Vec::new(),
-        Some(Value::String(text)) => alloc::vec![Part::Text(text.clone())],
+        Some(Value::String(text)) => vec![Part::Text(text.clone())],
         Some(Value::Array(parts)) => parts.iter().map(nested_part).collect(),
         Some(_) => return None,
     };
@@ -584,7 +267,7 @@ fn nested_part(value: &Value) -> Part {
 fn parts<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<Part>, D::Error> {
     match Value::deserialize(deserializer)? {
         Value::Array(parts) => Ok(parts.into_iter().map(Part::from_value).collect()),
-        Value::String(text) => Ok(alloc::vec![Part::Text(text)]),
+        Value::String(text) => Ok(vec![Part::Text(text)]),
         Value::Null => Ok(Vec::new()),
         _ => Err(serde::de::Error::custom(
             "`content` is neither an array of parts nor a string",
@@ -619,7 +302,7 @@ impl Report<ParsedMessage> {
     /// where no line does was written before the key existed, and is read from its markers.
     ///
     /// ```
-    /// use fence_runtime::surfaces::read_record;
+    /// use fence_surfaces::read_record;
     ///
     /// let old = read_record(br#"{"role":"tool","content":[{"type":"text","text":"x"}]}"#);
     /// assert!(!old.is_labelled());
@@ -636,12 +319,12 @@ impl Report<ParsedMessage> {
 ///
 /// Blank lines, the header and any object with no string `role` that is no top-level item of
 /// the Responses API (see [`ParsedMessage::item`]) are skipped and counted, and one whose
-/// strings hold a live marker is handed over as such ([`Unit::SkippedWithMarker`]); a line that
+/// strings hold a live marker is handed over as such ([`Unit::SkippedWithMarker`](crate::Unit::SkippedWithMarker)); a line that
 /// is not JSON, not a JSON object, names a key twice in any object, or whose known keys have the
 /// wrong types, fails with its line number; reading always goes on to the end.
 ///
 /// ```
-/// use fence_runtime::surfaces::read_record;
+/// use fence_surfaces::read_record;
 ///
 /// let report = read_record(b"{\"type\":\"murmur.record\"}\n{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]}\n{\"role\":1}\n{\"role\":\"user\",\"content\":5}\n");
 /// assert_eq!(report.items.len(), 1);
@@ -658,17 +341,16 @@ pub fn read_record(bytes: &[u8]) -> RecordReport {
     report
 }
 
-/// An incremental reader of a `conversation.jsonl`: feed it bytes in chunks of any size, and
-/// it hands over each line as a [`Unit`] the moment the line is complete.
+/// An incremental reader of a `conversation.jsonl`: a [`JsonlReader`] of record lines.
 ///
-/// Its memory is bounded by the longest line (at most
-/// [`with_max_line_bytes`](Self::with_max_line_bytes)), not the record, so a record of any size can be
-/// read (and, with a [`RecordVerifier`](super::RecordVerifier), verified) as it streams from a
-/// file or a socket. The rules are [`read_record`]'s; lines end with `\n` (a `\r` before it is
-/// dropped), and a leading byte-order mark is dropped.
+/// Feed it bytes in chunks of any size; it hands over each line as a [`Unit`](crate::Unit) the
+/// moment the line is complete. Its memory is bounded by the longest line, not the record. So
+/// a record of any size can be read, and verified with a
+/// [`RecordVerifier`](crate::RecordVerifier), as it streams from a file or a socket. The rules
+/// are [`read_record`]'s.
 ///
 /// ```
-/// use fence_runtime::surfaces::{RecordReader, Unit};
+/// use fence_surfaces::{RecordReader, Unit};
 ///
 /// let mut roles = Vec::new();
 /// let mut reader = RecordReader::new();
@@ -687,81 +369,11 @@ pub fn read_record(bytes: &[u8]) -> RecordReport {
 /// });
 /// assert_eq!(roles, ["user", "assistant"]); // ...and the end of the input ends it
 /// ```
-#[derive(Clone, Debug, Default)]
-pub struct RecordReader {
-    lines: JsonlLines,
-}
+pub type RecordReader = JsonlReader<ParsedMessage>;
 
-impl RecordReader {
-    /// A reader at the start of a record.
-    ///
-    /// ```
-    /// let mut count = 0;
-    /// fence_runtime::surfaces::RecordReader::new().finish(|_| count += 1);
-    /// assert_eq!(count, 0);
-    /// ```
-    #[must_use]
-    pub fn new() -> RecordReader {
-        RecordReader::default()
-    }
-
-    /// Sets the longest line the reader holds
-    /// ([`DEFAULT_MAX_LINE_BYTES`](super::DEFAULT_MAX_LINE_BYTES) unless set): a longer one is
-    /// counted as it goes past, never held, and becomes a unit that failed with
-    /// [`ReadError::TooLong`](super::ReadError::TooLong).
-    ///
-    /// ```
-    /// use fence_runtime::surfaces::{ReadError, RecordReader, Unit};
-    ///
-    /// let mut reader = RecordReader::new().with_max_line_bytes(16);
-    /// let mut units = Vec::new();
-    /// reader.push(b"{\"role\":\"user\",\"content\":[]}\n\n", |unit| units.push(unit));
-    /// assert!(matches!(
-    ///     &units[0],
-    ///     Unit::Failed(error) if error.line == 1
-    ///         && error.error == ReadError::TooLong { bytes: 28, limit: 16 }
-    /// ));
-    /// assert!(matches!(units[1], Unit::Skipped)); // the next line is read as ever
-    /// ```
-    #[must_use]
-    pub fn with_max_line_bytes(self, limit: usize) -> RecordReader {
-        RecordReader {
-            lines: JsonlLines::with_limit(limit),
-        }
-    }
-
-    /// Reads the next chunk, handing every line it completes to `on_unit`, in order.
-    ///
-    /// ```
-    /// use fence_runtime::surfaces::RecordReader;
-    ///
-    /// let mut lines = Vec::new();
-    /// let mut reader = RecordReader::new();
-    /// reader.push(b"{\"type\":\"murmur.record\"}\n{\"role\":\"tool\",\"content\":[]}\n", |unit| lines.push(unit.line()));
-    /// assert_eq!(lines, [None, Some(2)]); // the header is skipped
-    /// ```
-    pub fn push(&mut self, chunk: &[u8], mut on_unit: impl FnMut(Unit<ParsedMessage>)) {
-        let limit = self.lines.limit();
-        self.lines.push(chunk, |number, line| {
-            on_unit(jsonl_unit(number, line, limit, record_line));
-        });
-    }
-
-    /// Ends the record: hands a last line that has no `\n` after it to `on_unit`.
-    ///
-    /// ```
-    /// use fence_runtime::surfaces::{RecordReader, Unit};
-    ///
-    /// let mut reader = RecordReader::new();
-    /// reader.push(b"{\"role\":\"user\",\"content\":[]", |_| unreachable!());
-    /// let mut last = None;
-    /// reader.finish(|unit| last = Some(unit));
-    /// assert!(matches!(last, Some(Unit::Failed(error)) if error.line == 1)); // cut short
-    /// ```
-    pub fn finish(self, mut on_unit: impl FnMut(Unit<ParsedMessage>)) {
-        let limit = self.lines.limit();
-        self.lines
-            .finish(|number, line| on_unit(jsonl_unit(number, line, limit, record_line)));
+impl Sealed for ParsedMessage {
+    fn read_line(line: &str) -> Outcome<ParsedMessage> {
+        record_line(line)
     }
 }
 
@@ -849,7 +461,7 @@ fn responses_item(
             is_error,
             content,
         } => (tool_call_id, is_error, content),
-        call => (None, None, alloc::vec![call]),
+        call => (None, None, vec![call]),
     };
     ParsedMessage {
         role: role.into(),

@@ -1,16 +1,10 @@
-//! What every reader reports: labels as read, line numbers, counts and per-line errors.
+//! What every reader reports: labels as read, line numbers, counts, and per-line errors.
 
-use alloc::string::{String, ToString};
-use alloc::vec::Vec;
-use core::cell::Cell;
-use core::fmt::{self, Write as _};
+use std::fmt::{self, Write as _};
 
-use serde::de::{self, DeserializeOwned, DeserializeSeed, MapAccess, SeqAccess, Visitor};
+use fence_runtime::{MarkerKind, live_markers};
 use serde::{Deserialize, Deserializer};
-use serde_json::{Map, Number, Value};
-
-use super::finding::MarkerKind;
-use crate::marker::{self, Marker};
+use serde_json::Value;
 
 /// A fence label as read from the wire: an artifact frame's `fence_source` or a record line's
 /// `fence`.
@@ -20,13 +14,13 @@ use crate::marker::{self, Marker};
 /// or an unfenced record line).
 ///
 /// ```
-/// use fence_runtime::surfaces::{read_frame, Label};
+/// use fence_surfaces::{read_frame, Label};
 ///
 /// let frame = read_frame(r#"{"id":"t","artifact":{"content":"hi","fence_source":null}}"#)?;
 /// assert_eq!(frame.artifact.fence_source, Label::Null);
 /// let old = read_frame(r#"{"id":"t","artifact":{"content":"hi"}}"#)?;
 /// assert_eq!(old.artifact.fence_source, Label::Absent);
-/// # Ok::<(), fence_runtime::surfaces::ReadError>(())
+/// # Ok::<(), fence_surfaces::ReadError>(())
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Label {
@@ -43,7 +37,7 @@ impl Label {
     /// The source name, when the label names one.
     ///
     /// ```
-    /// use fence_runtime::surfaces::Label;
+    /// use fence_surfaces::Label;
     ///
     /// assert_eq!(Label::Source("tool:bash".into()).source(), Some("tool:bash"));
     /// assert_eq!(Label::Null.source(), None);
@@ -59,7 +53,7 @@ impl Label {
     /// Whether the key is there at all, `null` or not.
     ///
     /// ```
-    /// use fence_runtime::surfaces::Label;
+    /// use fence_surfaces::Label;
     ///
     /// assert!(Label::Null.is_present());
     /// assert!(!Label::Absent.is_present());
@@ -82,12 +76,12 @@ impl<'de> Deserialize<'de> for Label {
 /// from an older runtime may not carry them at all, which says nothing about hooks.
 ///
 /// ```
-/// use fence_runtime::surfaces::{read_frame, Nullable};
+/// use fence_surfaces::{read_frame, Nullable};
 ///
 /// let frame = read_frame(r#"{"id":"t","artifact":{"content":"","tool_call_id":null}}"#)?;
 /// assert_eq!(frame.artifact.tool_call_id, Nullable::Null);
 /// assert_eq!(frame.artifact.duration_ms, Nullable::Absent);
-/// # Ok::<(), fence_runtime::surfaces::ReadError>(())
+/// # Ok::<(), fence_surfaces::ReadError>(())
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Nullable<T> {
@@ -104,7 +98,7 @@ impl<T> Nullable<T> {
     /// The value, when there is one.
     ///
     /// ```
-    /// use fence_runtime::surfaces::Nullable;
+    /// use fence_surfaces::Nullable;
     ///
     /// assert_eq!(Nullable::Value(12).value(), Some(&12));
     /// assert_eq!(Nullable::<u64>::Null.value(), None);
@@ -119,7 +113,7 @@ impl<T> Nullable<T> {
     /// Whether the key is there and `null`.
     ///
     /// ```
-    /// use fence_runtime::surfaces::Nullable;
+    /// use fence_surfaces::Nullable;
     ///
     /// assert!(Nullable::<u64>::Null.is_null());
     /// assert!(!Nullable::<u64>::Absent.is_null());
@@ -138,7 +132,7 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Nullable<T> {
 /// Why one line (or one SSE event) could not be read.
 ///
 /// ```
-/// use fence_runtime::surfaces::{read_frame, ReadError};
+/// use fence_surfaces::{read_frame, ReadError};
 ///
 /// assert!(matches!(read_frame("{"), Err(ReadError::Json { .. })));
 /// assert!(matches!(read_frame(r#"{"artifact":{}}"#), Err(ReadError::Shape(_))));
@@ -164,7 +158,7 @@ pub enum ReadError {
     },
     /// An object names the same key twice. JSON parsers disagree on which value wins (the
     /// first, the last, or an error), so the unit means different things to different
-    /// readers, and no reader of this module picks one.
+    /// readers, and no reader of this crate picks one.
     DuplicateKey {
         /// The key.
         key: String,
@@ -184,20 +178,6 @@ pub enum ReadError {
         /// The reader's limit.
         limit: usize,
     },
-}
-
-impl ReadError {
-    pub(crate) fn from_json(error: &serde_json::Error) -> ReadError {
-        match error.classify() {
-            serde_json::error::Category::Data => ReadError::Shape(error.to_string()),
-            serde_json::error::Category::Io
-            | serde_json::error::Category::Syntax
-            | serde_json::error::Category::Eof => ReadError::Json {
-                message: error.to_string(),
-                column: error.column(),
-            },
-        }
-    }
 }
 
 impl fmt::Display for ReadError {
@@ -220,12 +200,12 @@ impl fmt::Display for ReadError {
     }
 }
 
-impl core::error::Error for ReadError {}
+impl std::error::Error for ReadError {}
 
 /// A [`ReadError`] and the 1-based line it happened on.
 ///
 /// ```
-/// use fence_runtime::surfaces::read_record;
+/// use fence_surfaces::read_record;
 ///
 /// let report = read_record(b"{\"role\":\"user\",\"content\":[]}\n{oops\n");
 /// assert_eq!(report.errors[0].line, 2);
@@ -249,8 +229,8 @@ impl fmt::Display for LineError {
     }
 }
 
-impl core::error::Error for LineError {
-    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+impl std::error::Error for LineError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         Some(&self.error)
     }
 }
@@ -258,7 +238,7 @@ impl core::error::Error for LineError {
 /// A value read from a surface and the 1-based line it starts on.
 ///
 /// ```
-/// use fence_runtime::surfaces::read_record;
+/// use fence_surfaces::read_record;
 ///
 /// let report = read_record(b"\n{\"role\":\"user\",\"content\":[]}\n");
 /// assert_eq!(report.items[0].line, 2);
@@ -280,7 +260,7 @@ pub struct Located<T> {
 /// failed, so `read == ok() + skipped + failed` always holds.
 ///
 /// ```
-/// use fence_runtime::surfaces::read_record;
+/// use fence_surfaces::read_record;
 ///
 /// let report = read_record(b"{\"type\":\"murmur.record\"}\n{\"role\":\"user\",\"content\":[]}\n[\n");
 /// assert_eq!((report.counts.read, report.counts.skipped, report.counts.failed), (3, 1, 1));
@@ -304,7 +284,7 @@ impl Counts {
     /// Units read into an item: `read - skipped - failed`.
     ///
     /// ```
-    /// assert_eq!(fence_runtime::surfaces::Counts::default().ok(), 0);
+    /// assert_eq!(fence_surfaces::Counts::default().ok(), 0);
     /// ```
     #[must_use]
     pub fn ok(&self) -> usize {
@@ -322,7 +302,7 @@ impl Counts {
 /// stops at a bad line.
 ///
 /// ```
-/// use fence_runtime::surfaces::read_trace;
+/// use fence_surfaces::read_trace;
 ///
 /// let report = read_trace(b"not json\n{\"event_type\":\"turn_start\"}\n");
 /// assert!(report.items.is_empty());
@@ -358,10 +338,10 @@ impl<T> Default for Report<T> {
 impl<T> Report<T> {
     /// Adds one unit an incremental reader handed over: its item, its error, or one more
     /// unit skipped. Collecting every unit of a surface this way gives what the whole-slice
-    /// reader ([`read_record`](super::read_record), …) gives.
+    /// reader ([`read_record`](crate::read_record), …) gives.
     ///
     /// ```
-    /// use fence_runtime::surfaces::{RecordReader, RecordReport};
+    /// use fence_surfaces::{RecordReader, RecordReport};
     ///
     /// let mut report = RecordReport::default();
     /// let mut reader = RecordReader::new();
@@ -393,7 +373,7 @@ impl<T> Report<T> {
         let mut items = self.items.iter().peekable();
         let mut errors = self.errors.iter().peekable();
         let mut marked = self.skipped_with_markers.iter().peekable();
-        core::iter::from_fn(move || {
+        std::iter::from_fn(move || {
             let item = items.peek().map(|item| item.line);
             let error = errors.peek().map(|error| error.line);
             let skipped = marked.peek().map(|skipped| skipped.line);
@@ -416,15 +396,15 @@ impl<T> Extend<Unit<T>> for Report<T> {
 }
 
 /// One unit of a surface — an SSE event, a record line, a trace line — as an incremental
-/// reader ([`SseReader`](super::SseReader), [`RecordReader`](super::RecordReader),
-/// [`TraceReader`](super::TraceReader)) hands it over, the moment it is complete.
+/// reader ([`SseReader`](crate::SseReader), [`RecordReader`](crate::RecordReader),
+/// [`TraceReader`](crate::TraceReader)) hands it over, the moment it is complete.
 ///
 /// Every unit is exactly one of the three, as in [`Counts`]. Handing units over one at a
 /// time, rather than collecting a [`Report`], keeps a reader's memory bounded by the largest
 /// unit, whatever the size of the surface.
 ///
 /// ```
-/// use fence_runtime::surfaces::{TraceReader, Unit};
+/// use fence_surfaces::{TraceReader, Unit};
 ///
 /// let mut units = Vec::new();
 /// let mut reader = TraceReader::new();
@@ -452,7 +432,7 @@ impl<T> Unit<T> {
     /// The 1-based line of the unit; `None` for a unit skipped.
     ///
     /// ```
-    /// use fence_runtime::surfaces::{RecordReader, Unit};
+    /// use fence_surfaces::{RecordReader, Unit};
     ///
     /// let mut lines = Vec::new();
     /// let mut reader = RecordReader::new();
@@ -484,7 +464,7 @@ pub(crate) enum UnitRef<'a, T> {
 /// `data` is not JSON, the data as text).
 ///
 /// ```
-/// use fence_runtime::surfaces::{read_trace, MarkerKind};
+/// use fence_surfaces::{read_trace, MarkerKind};
 ///
 /// let report = read_trace(br#"{"event_type":"note","detail":{"lines":["ok","see </untrusted-content>"]}}"#);
 /// let skipped = &report.skipped_with_markers[0];
@@ -540,15 +520,7 @@ impl SkippedUnit {
 
 /// The first live marker in `text`.
 fn marker_in(text: &str) -> Option<(usize, MarkerKind)> {
-    marker::next_marker(text.as_bytes(), 0).map(|(offset, kind)| {
-        (
-            offset,
-            match kind {
-                Marker::Opener => MarkerKind::Opener,
-                Marker::Closer => MarkerKind::Closer,
-            },
-        )
-    })
+    live_markers(text).next()
 }
 
 /// The first live marker in any string of `value`, keys included, in document order; `path`
@@ -585,258 +557,8 @@ fn first_marker(value: &Value, path: &mut String) -> Option<(usize, MarkerKind)>
     }
 }
 
-/// What a JSONL reader made of one line.
-pub(crate) enum Outcome<T> {
-    Item(T),
-    /// Passed over: with the first live marker in it, when it has one.
-    Skip(Option<SkippedUnit>),
-    Fail(ReadError),
-}
-
 /// The longest line (for an SSE event, the longest event) the incremental readers hold by
 /// default: 256 MiB. A longer one is counted as it goes past, never held, and becomes a
 /// [`ReadError::TooLong`] unit; the readers' `with_max_line_bytes` changes it. The readers of a
 /// whole input already in memory (`read_record`, `read_trace`, `read_sse`) have no limit.
 pub const DEFAULT_MAX_LINE_BYTES: usize = 256 << 20;
-
-/// Splits a stream of bytes into lines ended by `\n`, however it arrives: a line that spans
-/// chunks is gathered, every other line is handed over from the chunk itself. Memory is
-/// bounded by the longest line, and by `limit`: a longer line is only counted, and handed over
-/// as `Err(its length)`.
-#[derive(Clone, Debug)]
-pub(crate) struct JsonlLines {
-    /// The start of a line whose end has not arrived.
-    partial: Vec<u8>,
-    /// Lines handed over so far.
-    number: usize,
-    /// The longest line held.
-    limit: usize,
-    /// The length so far of a line over `limit`, which is not held.
-    overlong: Option<u64>,
-}
-
-impl Default for JsonlLines {
-    fn default() -> Self {
-        JsonlLines::with_limit(DEFAULT_MAX_LINE_BYTES)
-    }
-}
-
-/// A line as [`JsonlLines`] hands it over: its bytes, or the length of one over the limit.
-pub(crate) type Piece<'a> = Result<&'a [u8], u64>;
-
-impl JsonlLines {
-    pub(crate) fn with_limit(limit: usize) -> JsonlLines {
-        JsonlLines {
-            partial: Vec::new(),
-            number: 0,
-            limit,
-            overlong: None,
-        }
-    }
-
-    pub(crate) fn limit(&self) -> usize {
-        self.limit
-    }
-
-    /// Hands every line that `chunk` completes to `line`, with its 1-based number.
-    pub(crate) fn push(&mut self, mut chunk: &[u8], mut line: impl FnMut(usize, Piece<'_>)) {
-        while let Some(end) = memchr::memchr(b'\n', chunk) {
-            self.number += 1;
-            let length = self.partial.len() + end;
-            if let Some(seen) = self.overlong.take() {
-                line(self.number, Err(seen + end as u64));
-            } else if length > self.limit {
-                line(self.number, Err(length as u64));
-                self.partial = Vec::new();
-            } else if self.partial.is_empty() {
-                line(self.number, Ok(strip_bom(self.number, &chunk[..end])));
-            } else {
-                self.partial.extend_from_slice(&chunk[..end]);
-                line(self.number, Ok(strip_bom(self.number, &self.partial)));
-                self.partial.clear();
-            }
-            chunk = &chunk[end + 1..];
-        }
-        if let Some(seen) = &mut self.overlong {
-            *seen += chunk.len() as u64;
-        } else if self.partial.len() + chunk.len() > self.limit {
-            self.overlong = Some((self.partial.len() + chunk.len()) as u64);
-            // Let the memory go: the line is only counted from here on.
-            self.partial = Vec::new();
-        } else {
-            self.partial.extend_from_slice(chunk);
-        }
-    }
-
-    /// Hands over a last line with no `\n` after it, unless there is none: an input that ends
-    /// with `\n` (or is empty, or is only a byte-order mark) has no line after it.
-    pub(crate) fn finish(mut self, mut line: impl FnMut(usize, Piece<'_>)) {
-        let number = self.number + 1;
-        if let Some(seen) = self.overlong {
-            line(number, Err(seen));
-            return;
-        }
-        let tail = strip_bom(number, &self.partial);
-        if !tail.is_empty() {
-            line(number, Ok(tail));
-        }
-        self.partial.clear();
-    }
-}
-
-/// Line 1 without a leading byte-order mark.
-fn strip_bom(number: usize, line: &[u8]) -> &[u8] {
-    if number == 1 {
-        line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line)
-    } else {
-        line
-    }
-}
-
-/// Reads one JSONL line (a `\r` before its `\n` is dropped): a blank line is skipped, a line
-/// that is not UTF-8 fails, and every other line is handed, as text, to `read_line`.
-pub(crate) fn jsonl_unit<T>(
-    number: usize,
-    line: Piece<'_>,
-    limit: usize,
-    read_line: impl FnOnce(&str) -> Outcome<T>,
-) -> Unit<T> {
-    let failed = |error| {
-        Unit::Failed(LineError {
-            line: number,
-            frame_id: None,
-            error,
-        })
-    };
-    let line = match line {
-        Ok(line) => line.strip_suffix(b"\r").unwrap_or(line),
-        Err(bytes) => return failed(ReadError::TooLong { bytes, limit }),
-    };
-    if line.iter().all(u8::is_ascii_whitespace) {
-        return Unit::Skipped;
-    }
-    match core::str::from_utf8(line) {
-        Ok(text) => match read_line(text) {
-            Outcome::Item(value) => Unit::Item(Located {
-                line: number,
-                value,
-            }),
-            Outcome::Skip(None) => Unit::Skipped,
-            Outcome::Skip(Some(skipped)) => Unit::SkippedWithMarker(Located {
-                line: number,
-                value: skipped,
-            }),
-            Outcome::Fail(error) => failed(error),
-        },
-        Err(error) => failed(ReadError::NotUtf8 {
-            valid_up_to: error.valid_up_to(),
-        }),
-    }
-}
-
-/// Parses one unit as a JSON value, refusing a key written twice in any object
-/// ([`ReadError::DuplicateKey`]). Every reader goes through here, so the rule is the same on
-/// every surface.
-pub(crate) fn parse_value(text: &str) -> Result<Value, ReadError> {
-    let duplicate = Cell::new(None);
-    let mut deserializer = serde_json::Deserializer::from_str(text);
-    let value = StrictValue {
-        duplicate: &duplicate,
-    }
-    .deserialize(&mut deserializer)
-    .and_then(|value| deserializer.end().map(|()| value));
-    value.map_err(|error| match duplicate.take() {
-        Some(key) => ReadError::DuplicateKey {
-            key,
-            column: error.column(),
-        },
-        None => ReadError::from_json(&error),
-    })
-}
-
-/// Reads any JSON value as the `Value` visitor of `serde_json` does, except that an object naming a
-/// key twice is an error; the key is left in `duplicate` so the caller can say which.
-#[derive(Clone, Copy)]
-struct StrictValue<'a> {
-    duplicate: &'a Cell<Option<String>>,
-}
-
-impl<'de> DeserializeSeed<'de> for StrictValue<'_> {
-    type Value = Value;
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
-        deserializer.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for StrictValue<'_> {
-    type Value = Value;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
-
-    fn visit_bool<E>(self, value: bool) -> Result<Value, E> {
-        Ok(Value::Bool(value))
-    }
-
-    fn visit_i64<E>(self, value: i64) -> Result<Value, E> {
-        Ok(Value::from(value))
-    }
-
-    fn visit_u64<E>(self, value: u64) -> Result<Value, E> {
-        Ok(Value::from(value))
-    }
-
-    fn visit_f64<E>(self, value: f64) -> Result<Value, E> {
-        // JSON has no NaN or infinity, so the number always exists.
-        Ok(Number::from_f64(value).map_or(Value::Null, Value::Number))
-    }
-
-    fn visit_str<E>(self, value: &str) -> Result<Value, E> {
-        Ok(Value::String(value.into()))
-    }
-
-    fn visit_string<E>(self, value: String) -> Result<Value, E> {
-        Ok(Value::String(value))
-    }
-
-    fn visit_unit<E>(self) -> Result<Value, E> {
-        Ok(Value::Null)
-    }
-
-    fn visit_none<E>(self) -> Result<Value, E> {
-        Ok(Value::Null)
-    }
-
-    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
-        deserializer.deserialize_any(self)
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
-        let mut items = Vec::new();
-        while let Some(item) = seq.next_element_seed(self)? {
-            items.push(item);
-        }
-        Ok(Value::Array(items))
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        let mut object = Map::new();
-        while let Some(key) = map.next_key::<String>()? {
-            if object.contains_key(&key) {
-                let error = de::Error::custom(format_args!("duplicate key `{key}`"));
-                self.duplicate.set(Some(key));
-                return Err(error);
-            }
-            let value = map.next_value_seed(self)?;
-            object.insert(key, value);
-        }
-        Ok(Value::Object(object))
-    }
-}
-
-/// Reads a JSON value as `T`, reporting a mismatch as [`ReadError::Shape`].
-pub(crate) fn from_value<T: DeserializeOwned>(value: Value) -> Result<T, ReadError> {
-    serde_json::from_value(value).map_err(|error| ReadError::Shape(error.to_string()))
-}

@@ -1,26 +1,20 @@
-//! Checking one unit of a surface, once [`classify`](super::classify) has said what it is: the
-//! findings, in the order the [module docs](super#findings) list them.
+//! Checking one unit of a surface, once [`classify`](crate::classify) has said what it is: the
+//! findings, in the order the [crate docs](crate#findings) list them.
 
-use alloc::format;
-use alloc::string::{String, ToString};
-use alloc::vec::Vec;
+use fence_runtime::{CLOSING_MARKER, Exemption, ParseError, Source, SourceKind, live_markers};
 
-use super::artifact::ParsedArtifact;
-use super::classify::{KNOWN_ROLES, ResultKind, VerifyContext, has_hook_ids, is_tool_line};
-use super::finding::{FindingKind, MarkerKind, MissingLabel};
-use super::markers::{Markers, read_markers};
-use super::read::Label;
-use super::record::{ParsedMessage, Part};
-use super::trace::ParsedEvent;
-use crate::content::Exemption;
-use crate::fence::CLOSER;
-use crate::marker::{self, Marker};
-use crate::parse::ParseError;
-use crate::source::{Source, SourceKind};
+use crate::artifact::ParsedArtifact;
+use crate::classify::{KNOWN_ROLES, ResultKind, has_hook_ids, is_tool_line};
+use crate::context::VerifyContext;
+use crate::finding::{FindingKind, MissingLabel};
+use crate::markers::{Markers, read_markers};
+use crate::record::{ParsedMessage, Part};
+use crate::report::Label;
+use crate::trace::ParsedEvent;
 
 /// Checks an artifact frame: whether it is the hook artifact it looks like (1), its content (2
 /// and 3), then whether its `truncated` flag denies what its block says (4).
-pub(super) fn check_frame(
+pub(crate) fn check_frame(
     artifact: &ParsedArtifact,
     surface_labels: bool,
     context: &VerifyContext,
@@ -52,7 +46,7 @@ pub(super) fn check_frame(
         out,
     );
     if artifact.truncated == Some(false)
-        && crate::parse::parse(&artifact.content).is_ok_and(|block| block.is_truncated())
+        && fence_runtime::parse(&artifact.content).is_ok_and(|block| block.is_truncated())
     {
         out.push(FindingKind::TruncationDenied);
     }
@@ -61,7 +55,7 @@ pub(super) fn check_frame(
 /// Checks a record line: its role (1), its own text (2 and 3) unless the line carries only tool
 /// result parts and no label, then each part in order (5). The line's findings come first, with
 /// no part index, then each part's, with its index.
-pub(super) fn check_message(
+pub(crate) fn check_message(
     message: &ParsedMessage,
     surface_labels: bool,
     context: &VerifyContext,
@@ -180,7 +174,7 @@ fn content_key(message: &ParsedMessage) -> &'static str {
 
 /// Checks a trace event: a `tool_call` to a declared skill and its status (1), its `output`
 /// when recorded (2 and 3), and the byte count of that output (4).
-pub(super) fn check_event(event: &ParsedEvent, context: &VerifyContext) -> Vec<FindingKind> {
+pub(crate) fn check_event(event: &ParsedEvent, context: &VerifyContext) -> Vec<FindingKind> {
     let mut findings = Vec::new();
     if let ParsedEvent::ToolCall(call) = event {
         if context.is_skill(&call.tool_name) {
@@ -294,15 +288,9 @@ fn check_live_markers(unit: &Unit<'_>, markers: &Markers<'_>, out: &mut Vec<Find
     if let Markers::Block(_) = markers {
         // The opener starts at 0 and the final closer ends the text (parse checked both): any
         // other marker between them is live.
-        let inside = &unit.text.as_bytes()[..unit.text.len() - CLOSER.len()];
-        if let Some((offset, kind)) = marker::next_marker(inside, 1) {
-            out.push(FindingKind::LiveMarkerInBlock {
-                offset,
-                marker: match kind {
-                    Marker::Opener => MarkerKind::Opener,
-                    Marker::Closer => MarkerKind::Closer,
-                },
-            });
+        let inside = &unit.text[..unit.text.len() - CLOSING_MARKER.len()];
+        if let Some((offset, marker)) = live_markers(inside).find(|&(offset, _)| offset > 0) {
+            out.push(FindingKind::LiveMarkerInBlock { offset, marker });
         }
     }
 }

@@ -1,19 +1,16 @@
-//! The A2A `artifact` frame: written from a `ToolOutput`, read tolerantly.
+//! Writing an artifact frame from the one value that gives both its content and its label.
 
-use alloc::string::String;
+use fence_runtime::{ModelContent, ToolOutput, parse};
+use serde::Serialize;
 
-use serde::{Deserialize, Serialize};
-
-use super::Labelled;
-use super::read::{Label, Nullable, ReadError, from_value, parse_value};
-use crate::content::{ModelContent, ToolOutput};
+use crate::Labelled;
 
 /// What the runtime knows about a call besides its content: the provider's id for it, how long
 /// it took, the exit status of a subprocess that ran to completion, and the tool's own truncated
 /// flag.
 ///
 /// ```
-/// use fence_runtime::surfaces::CallMeta;
+/// use fence_surfaces::CallMeta;
 ///
 /// let call = CallMeta::new("toolu_01", 12).with_exit_code(0);
 /// assert_eq!(call.tool_call_id(), "toolu_01");
@@ -32,7 +29,7 @@ impl<'a> CallMeta<'a> {
     /// A call with no subprocess exit status whose result was not truncated.
     ///
     /// ```
-    /// let call = fence_runtime::surfaces::CallMeta::new("toolu_1", 0);
+    /// let call = fence_surfaces::CallMeta::new("toolu_1", 0);
     /// assert!(!call.is_truncated());
     /// ```
     #[must_use]
@@ -48,7 +45,7 @@ impl<'a> CallMeta<'a> {
     /// Sets the exit status of a subprocess that ran to completion.
     ///
     /// ```
-    /// let call = fence_runtime::surfaces::CallMeta::new("toolu_1", 3).with_exit_code(2);
+    /// let call = fence_surfaces::CallMeta::new("toolu_1", 3).with_exit_code(2);
     /// assert_eq!(call.exit_code(), Some(2));
     /// ```
     #[must_use]
@@ -60,7 +57,7 @@ impl<'a> CallMeta<'a> {
     /// Sets the tool result's own truncated flag.
     ///
     /// ```
-    /// let call = fence_runtime::surfaces::CallMeta::new("toolu_1", 3).with_truncated(true);
+    /// let call = fence_surfaces::CallMeta::new("toolu_1", 3).with_truncated(true);
     /// assert!(call.is_truncated());
     /// ```
     #[must_use]
@@ -72,7 +69,7 @@ impl<'a> CallMeta<'a> {
     /// The provider's id for the call.
     ///
     /// ```
-    /// assert_eq!(fence_runtime::surfaces::CallMeta::new("toolu_9", 0).tool_call_id(), "toolu_9");
+    /// assert_eq!(fence_surfaces::CallMeta::new("toolu_9", 0).tool_call_id(), "toolu_9");
     /// ```
     #[must_use]
     pub const fn tool_call_id(&self) -> &'a str {
@@ -82,7 +79,7 @@ impl<'a> CallMeta<'a> {
     /// How long the call took, in milliseconds.
     ///
     /// ```
-    /// assert_eq!(fence_runtime::surfaces::CallMeta::new("t", 40).duration_ms(), 40);
+    /// assert_eq!(fence_surfaces::CallMeta::new("t", 40).duration_ms(), 40);
     /// ```
     #[must_use]
     pub const fn duration_ms(&self) -> u64 {
@@ -92,7 +89,7 @@ impl<'a> CallMeta<'a> {
     /// The subprocess exit status, if one ran to completion.
     ///
     /// ```
-    /// assert_eq!(fence_runtime::surfaces::CallMeta::new("t", 0).exit_code(), None);
+    /// assert_eq!(fence_surfaces::CallMeta::new("t", 0).exit_code(), None);
     /// ```
     #[must_use]
     pub const fn exit_code(&self) -> Option<i32> {
@@ -102,7 +99,7 @@ impl<'a> CallMeta<'a> {
     /// Whether the tool truncated its own result.
     ///
     /// ```
-    /// assert!(!fence_runtime::surfaces::CallMeta::new("t", 0).is_truncated());
+    /// assert!(!fence_surfaces::CallMeta::new("t", 0).is_truncated());
     /// ```
     #[must_use]
     pub const fn is_truncated(&self) -> bool {
@@ -119,7 +116,7 @@ impl<'a> CallMeta<'a> {
 ///
 /// ```
 /// use fence_runtime::{fence, Source, ToolOutput};
-/// use fence_runtime::surfaces::{ArtifactFrame, CallMeta};
+/// use fence_surfaces::{ArtifactFrame, CallMeta};
 ///
 /// let output = ToolOutput::ok(fence(&Source::tool("web-fetch"), "{\"status\":200}"));
 /// let frame = ArtifactFrame::tool_result("tsk_1", "web-fetch", &output, CallMeta::new("toolu_1", 8));
@@ -161,9 +158,9 @@ impl<'a> Artifact<'a> {
     }
 }
 
-/// The content between the separators of a fenced output (empty for an unfenced one).
-fn block_content(output: &ToolOutput) -> &str {
-    crate::parse(output.content().as_str()).map_or("", |block| block.content())
+/// Whether a fenced output's block ends with the truncation notice.
+fn ends_truncated(output: &ToolOutput) -> bool {
+    parse(output.content().as_str()).is_ok_and(|block| block.is_truncated())
 }
 
 impl<'a> ArtifactFrame<'a> {
@@ -174,14 +171,14 @@ impl<'a> ArtifactFrame<'a> {
     /// [`ToolOutput::refusal`]) never ran anything, so its `exit_code` is written as `null`
     /// whatever `call` says: a non-null `exit_code` is how a reader knows a subprocess ran.
     /// A block whose stream was cut short (it ends with
-    /// [`TRUNCATION_NOTICE`](crate::TRUNCATION_NOTICE), as
-    /// [`FenceBuffer::into_truncated_block`](crate::FenceBuffer::into_truncated_block) and the
+    /// [`TRUNCATION_NOTICE`](fence_runtime::TRUNCATION_NOTICE), as
+    /// [`FenceBuffer::into_truncated_block`](fence_runtime::FenceBuffer::into_truncated_block) and the
     /// writers' `finish_truncated` leave it) is written `truncated: true` whatever `call` says,
     /// so the flag cannot deny what the bytes say.
     ///
     /// ```
     /// use fence_runtime::ToolOutput;
-    /// use fence_runtime::surfaces::{ArtifactFrame, CallMeta};
+    /// use fence_surfaces::{ArtifactFrame, CallMeta};
     ///
     /// let output = ToolOutput::dispatch_failure("tool 'no-such-tool' is not declared in manifest allowlist");
     /// let frame = ArtifactFrame::tool_result("tsk_1", "no-such-tool", &output, CallMeta::new("toolu_03", 0));
@@ -206,8 +203,7 @@ impl<'a> ArtifactFrame<'a> {
                 is_error: output.is_error(),
                 duration_ms: Some(call.duration_ms),
                 exit_code: if ran { call.exit_code } else { None },
-                truncated: call.truncated
-                    || (ran && crate::stream::ends_truncated(block_content(output))),
+                truncated: call.truncated || (ran && ends_truncated(output)),
                 ..Artifact::new(tool_name, content)
             },
         }
@@ -222,7 +218,7 @@ impl<'a> ArtifactFrame<'a> {
     ///
     /// ```
     /// use fence_runtime::ModelContent;
-    /// use fence_runtime::surfaces::ArtifactFrame;
+    /// use fence_surfaces::ArtifactFrame;
     ///
     /// let doc = ModelContent::skill_doc("# Triage\n");
     /// let frame = ArtifactFrame::skill_result("tsk_1", "triage", &doc, "toolu_2", 1);
@@ -256,7 +252,7 @@ impl<'a> ArtifactFrame<'a> {
     ///
     /// ```
     /// use fence_runtime::ModelContent;
-    /// use fence_runtime::surfaces::ArtifactFrame;
+    /// use fence_surfaces::ArtifactFrame;
     ///
     /// let text = ModelContent::hook_artifact("lint passed");
     /// let frame = ArtifactFrame::hook_artifact("tsk_1", "lint", &text);
@@ -281,7 +277,7 @@ impl<'a> ArtifactFrame<'a> {
     ///
     /// ```
     /// use fence_runtime::ModelContent;
-    /// use fence_runtime::surfaces::ArtifactFrame;
+    /// use fence_surfaces::ArtifactFrame;
     ///
     /// assert_eq!(ArtifactFrame::hook_artifact("tsk_7", "h", &ModelContent::hook_artifact("x")).task_id(), "tsk_7");
     /// ```
@@ -294,7 +290,7 @@ impl<'a> ArtifactFrame<'a> {
     ///
     /// ```
     /// use fence_runtime::ModelContent;
-    /// use fence_runtime::surfaces::ArtifactFrame;
+    /// use fence_surfaces::ArtifactFrame;
     ///
     /// assert_eq!(ArtifactFrame::hook_artifact("t", "lint", &ModelContent::hook_artifact("x")).tool_name(), "lint");
     /// ```
@@ -307,7 +303,7 @@ impl<'a> ArtifactFrame<'a> {
     ///
     /// ```
     /// use fence_runtime::ModelContent;
-    /// use fence_runtime::surfaces::ArtifactFrame;
+    /// use fence_surfaces::ArtifactFrame;
     ///
     /// assert_eq!(ArtifactFrame::hook_artifact("t", "lint", &ModelContent::hook_artifact("ok")).content(), "ok");
     /// ```
@@ -320,7 +316,7 @@ impl<'a> ArtifactFrame<'a> {
     ///
     /// ```
     /// use fence_runtime::{fence, Source, ToolOutput};
-    /// use fence_runtime::surfaces::{ArtifactFrame, CallMeta};
+    /// use fence_surfaces::{ArtifactFrame, CallMeta};
     ///
     /// let output = ToolOutput::ok(fence(&Source::tool("bash"), "hi"));
     /// let frame = ArtifactFrame::tool_result("t", "bash", &output, CallMeta::new("c", 1));
@@ -339,7 +335,7 @@ impl<'a> ArtifactFrame<'a> {
     ///
     /// ```
     /// use fence_runtime::ModelContent;
-    /// use fence_runtime::surfaces::ArtifactFrame;
+    /// use fence_surfaces::ArtifactFrame;
     ///
     /// let json = ArtifactFrame::hook_artifact("t", "h", &ModelContent::hook_artifact("line 1\nline 2")).to_json();
     /// assert!(!json.contains('\n'));
@@ -347,101 +343,5 @@ impl<'a> ArtifactFrame<'a> {
     #[must_use]
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("an artifact frame always serialises")
-    }
-}
-
-/// An artifact frame as read from the wire, from any runtime version.
-///
-/// Only `artifact.content` is required. Unknown keys are ignored; a known key of the wrong type
-/// fails the frame with [`ReadError::Shape`], and any key written twice with
-/// [`ReadError::DuplicateKey`].
-///
-/// ```
-/// use fence_runtime::surfaces::{read_frame, Label};
-///
-/// let frame = read_frame(r#"{"id":"task_01a0…","artifact":{"tool_name":"web-fetch","content":"<untrusted-content source=tool:web-fetch>\n{\"status\":200}\n</untrusted-content>","fence_source":"tool:web-fetch"}}"#)?;
-/// assert_eq!(frame.id.as_deref(), Some("task_01a0…"));
-/// assert_eq!(frame.artifact.fence_source, Label::Source("tool:web-fetch".into()));
-/// # Ok::<(), fence_runtime::surfaces::ReadError>(())
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
-#[non_exhaustive]
-pub struct ParsedFrame {
-    /// The task id.
-    #[serde(default)]
-    pub id: Option<String>,
-    /// The artifact.
-    pub artifact: ParsedArtifact,
-}
-
-/// The `artifact` object of a [`ParsedFrame`].
-///
-/// ```
-/// use fence_runtime::surfaces::{read_frame, Nullable};
-///
-/// let frame = read_frame(r#"{"artifact":{"tool_name":"bash","content":"x","exit_code":0,"duration_ms":3,"future_key":[1]}}"#)?;
-/// assert_eq!(frame.artifact.exit_code, Some(0));
-/// assert_eq!(frame.artifact.duration_ms, Nullable::Value(3));
-/// # Ok::<(), fence_runtime::surfaces::ReadError>(())
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
-#[non_exhaustive]
-pub struct ParsedArtifact {
-    /// The tool, skill or hook the frame reports.
-    #[serde(default)]
-    pub tool_name: Option<String>,
-    /// The bytes the model received.
-    pub content: String,
-    /// The label: [`Label::Absent`] on a frame from a runtime older than the field.
-    #[serde(default)]
-    pub fence_source: Label,
-    /// The provider's id for the call; `null` on a hook artifact.
-    #[serde(default)]
-    pub tool_call_id: Nullable<String>,
-    /// Whether the tool failed or the call never reached a tool.
-    #[serde(default)]
-    pub is_error: Option<bool>,
-    /// How long the call took; `null` on a hook artifact.
-    #[serde(default)]
-    pub duration_ms: Nullable<u64>,
-    /// The exit status of a subprocess that ran to completion.
-    #[serde(default)]
-    pub exit_code: Option<i32>,
-    /// The tool result's own truncated flag.
-    #[serde(default)]
-    pub truncated: Option<bool>,
-}
-
-/// Reads one artifact frame from its JSON text (an SSE event's `data`).
-///
-/// # Errors
-///
-/// [`ReadError::Json`] when the text is not one JSON value, [`ReadError::DuplicateKey`] when an
-/// object in it names a key twice, [`ReadError::Shape`] when it is not a frame (no `artifact`
-/// object with a string `content`, or a known key of the wrong type).
-///
-/// ```
-/// use fence_runtime::surfaces::{read_frame, ReadError};
-///
-/// assert!(matches!(
-///     read_frame(r#"{"artifact":{"content":"<untrusted-content source=tool:t>\nx\n</untrusted-content>","content":"raw"}}"#),
-///     Err(ReadError::DuplicateKey { .. }),
-/// ));
-/// let frame = read_frame(r#"{"id":"tsk_1","artifact":{"content":"hi","fence_source":null}}"#)?;
-/// assert_eq!(frame.artifact.content, "hi");
-/// assert!(read_frame(r#"{"id":"tsk_1","artifact":{"content":7}}"#).is_err());
-/// # Ok::<(), fence_runtime::surfaces::ReadError>(())
-/// ```
-pub fn read_frame(json: &str) -> Result<ParsedFrame, ReadError> {
-    from_value(parse_value(json)?)
-}
-
-/// Reads one artifact frame from bytes that may not be UTF-8.
-pub(crate) fn read_frame_bytes(json: &[u8]) -> Result<ParsedFrame, ReadError> {
-    match core::str::from_utf8(json) {
-        Ok(text) => read_frame(text),
-        Err(error) => Err(ReadError::NotUtf8 {
-            valid_up_to: error.valid_up_to(),
-        }),
     }
 }

@@ -1,26 +1,23 @@
-//! Verifying a surface: each unit checked ([`check`](super::check)) and its findings located,
+//! Verifying a surface: each unit checked ([`check`](crate::check)) and its findings located,
 //! with every unit the reader could not read among them, in line order — a whole surface at
 //! once, or unit by unit as it streams.
 
-use alloc::string::String;
-use alloc::vec::Vec;
+use crate::artifact::ParsedFrame;
+use crate::check::{check_event, check_frame, check_message};
+use crate::context::VerifyContext;
+use crate::finding::{Finding, FindingKind, Location, Surface};
+use crate::record::{ParsedMessage, RecordReport};
+use crate::report::{LineError, Located, Report, SkippedUnit, Unit, UnitRef};
+use crate::sse::{StreamFrame, StreamReport};
+use crate::trace::{ParsedEvent, TraceReport};
 
-use super::artifact::ParsedFrame;
-use super::check::{check_event, check_frame, check_message};
-use super::classify::VerifyContext;
-use super::finding::{Finding, FindingKind, Location, Surface};
-use super::read::{LineError, Located, Report, SkippedUnit, Unit, UnitRef};
-use super::record::{ParsedMessage, RecordReport};
-use super::sse::{StreamFrame, StreamReport};
-use super::trace::{ParsedEvent, TraceReport};
-
-/// Checks one artifact frame on its own, as [`read_frame`](super::read_frame) read it: its
+/// Checks one artifact frame on its own, as [`read_frame`](crate::read_frame) read it: its
 /// findings are located on the artifact stream, at line 1 (the frame's one line of JSON), with
 /// no frame id. An absent `fence_source` is read as a frame from a runtime that predates the
 /// key: the markers are read, and no label is missing.
 ///
 /// ```
-/// use fence_runtime::surfaces::{read_frame, verify_frame, FindingKind, Location, Surface, VerifyContext};
+/// use fence_surfaces::{read_frame, verify_frame, FindingKind, Location, Surface, VerifyContext};
 ///
 /// let frame = read_frame(r#"{"id":"t","artifact":{"tool_name":"web-fetch","content":"<untrusted-content source=tool:web-fetch>\n{}\n</untrusted-content>","fence_source":"tool:other"}}"#)?;
 /// let findings = verify_frame(&frame, &VerifyContext::new());
@@ -30,7 +27,7 @@ use super::trace::{ParsedEvent, TraceReport};
 ///     findings[0].kind,
 ///     FindingKind::LabelMismatch { label: "tool:other".into(), markers: "tool:web-fetch".into() },
 /// );
-/// # Ok::<(), fence_runtime::surfaces::ReadError>(())
+/// # Ok::<(), fence_surfaces::ReadError>(())
 /// ```
 #[must_use]
 pub fn verify_frame(frame: &ParsedFrame, context: &VerifyContext) -> Vec<Finding> {
@@ -58,7 +55,7 @@ pub fn verify_frame(frame: &ParsedFrame, context: &VerifyContext) -> Vec<Finding
 ///
 /// ```
 /// use fence_runtime::{fence, Source, ToolOutput};
-/// use fence_runtime::surfaces::{read_sse, verify_stream, ArtifactFrame, CallMeta, SseEncoder, VerifyContext};
+/// use fence_surfaces::{read_sse, verify_stream, ArtifactFrame, CallMeta, SseEncoder, VerifyContext};
 ///
 /// let output = ToolOutput::ok(fence(&Source::tool("bash"), "hello"));
 /// let mut encoder = SseEncoder::new();
@@ -94,7 +91,7 @@ pub fn verify_stream(stream: &StreamReport, context: &VerifyContext) -> Vec<Find
 ///
 /// ```
 /// use fence_runtime::{fence, ModelContent, Source, ToolOutput};
-/// use fence_runtime::surfaces::{read_record, verify_record, RecordLine, VerifyContext};
+/// use fence_surfaces::{read_record, verify_record, RecordLine, VerifyContext};
 ///
 /// let output = ToolOutput::ok(fence(&Source::tool("web-fetch"), "{}"));
 /// let reply = ModelContent::model_text("Fetched it.");
@@ -124,7 +121,7 @@ pub fn verify_record(record: &RecordReport, context: &VerifyContext) -> Vec<Find
 /// A [`TraceVerifier`] does the same one line at a time.
 ///
 /// ```
-/// use fence_runtime::surfaces::{read_trace, verify_trace, FindingKind, VerifyContext};
+/// use fence_surfaces::{read_trace, verify_trace, FindingKind, VerifyContext};
 ///
 /// let trace = read_trace(br#"{"event_type":"tool_call","tool_name":"bash","output":"hello","output_bytes":5,"status":"ok"}"#);
 /// let findings = verify_trace(&trace, &VerifyContext::new());
@@ -137,7 +134,7 @@ pub fn verify_trace(trace: &TraceReport, context: &VerifyContext) -> Vec<Finding
 }
 
 /// Verifies an artifact stream frame by frame, in memory bounded by the largest frame: for a
-/// stream read with an [`SseReader`](super::SseReader) rather than collected.
+/// stream read with an [`SseReader`](crate::SseReader) rather than collected.
 ///
 /// Whether the stream labels its frames is a fact about the whole stream (see
 /// [`verify_stream`]), so verifying takes two passes: [`learn`](Self::learn) from every frame,
@@ -147,7 +144,7 @@ pub fn verify_trace(trace: &TraceReport, context: &VerifyContext) -> Vec<Finding
 /// [`with_labelled`](Self::with_labelled) and skip the first pass.)
 ///
 /// ```
-/// use fence_runtime::surfaces::{SseReader, StreamVerifier, Unit, VerifyContext};
+/// use fence_surfaces::{SseReader, StreamVerifier, Unit, VerifyContext};
 ///
 /// let capture = b"event: artifact\nid: 1\ndata: {\"artifact\":{\"tool_name\":\"bash\",\"content\":\"<untrusted-content source=tool:bash>\\nok\\n</untrusted-content>\",\"fence_source\":\"tool:bash\"}}\n\nevent: artifact\nid: 2\ndata: {\"artifact\":{\"tool_name\":\"bash\",\"content\":\"<untrusted-content source=tool:bash>\\nok\\n</untrusted-content>\"}}\n\n";
 /// let mut verifier = StreamVerifier::new(VerifyContext::new());
@@ -176,7 +173,7 @@ impl StreamVerifier {
     /// [`learn`](Self::learn) meets a frame that carries `fence_source`.
     ///
     /// ```
-    /// use fence_runtime::surfaces::{StreamVerifier, VerifyContext};
+    /// use fence_surfaces::{StreamVerifier, VerifyContext};
     ///
     /// assert!(!StreamVerifier::new(VerifyContext::new()).is_labelled());
     /// ```
@@ -191,7 +188,7 @@ impl StreamVerifier {
     /// Says whether the stream labels its frames, without a first pass.
     ///
     /// ```
-    /// use fence_runtime::surfaces::{StreamVerifier, VerifyContext};
+    /// use fence_surfaces::{StreamVerifier, VerifyContext};
     ///
     /// assert!(StreamVerifier::new(VerifyContext::new()).with_labelled(true).is_labelled());
     /// ```
@@ -205,7 +202,7 @@ impl StreamVerifier {
     /// it names (so that a call id the stream binds to two names is reported).
     ///
     /// ```
-    /// use fence_runtime::surfaces::{read_sse, StreamVerifier, VerifyContext};
+    /// use fence_surfaces::{read_sse, StreamVerifier, VerifyContext};
     ///
     /// let stream = read_sse(b"event: artifact\ndata: {\"artifact\":{\"content\":\"x\",\"fence_source\":null}}\n\n");
     /// let mut verifier = StreamVerifier::new(VerifyContext::new());
@@ -220,7 +217,7 @@ impl StreamVerifier {
     /// Whether the frames learned so far say the stream labels its frames.
     ///
     /// ```
-    /// use fence_runtime::surfaces::{StreamVerifier, VerifyContext};
+    /// use fence_surfaces::{StreamVerifier, VerifyContext};
     ///
     /// assert!(!StreamVerifier::new(VerifyContext::new()).is_labelled());
     /// ```
@@ -233,7 +230,7 @@ impl StreamVerifier {
     /// could not be read is one [`FindingKind::UnreadableUnit`]; an event skipped has none.
     ///
     /// ```
-    /// use fence_runtime::surfaces::{SseReader, StreamVerifier, VerifyContext};
+    /// use fence_surfaces::{SseReader, StreamVerifier, VerifyContext};
     ///
     /// let verifier = StreamVerifier::new(VerifyContext::new());
     /// let mut findings = Vec::new();
@@ -268,7 +265,7 @@ impl StreamVerifier {
 }
 
 /// Verifies a conversation record line by line, in memory bounded by the longest line (and the
-/// calls it learns): for a record read with a [`RecordReader`](super::RecordReader) rather than
+/// calls it learns): for a record read with a [`RecordReader`](crate::RecordReader) rather than
 /// collected.
 ///
 /// Two facts about the whole record decide how a line is read (see [`verify_record`]): whether
@@ -279,7 +276,7 @@ impl StreamVerifier {
 /// same order.
 ///
 /// ```
-/// use fence_runtime::surfaces::{RecordReader, RecordVerifier, Unit, VerifyContext};
+/// use fence_surfaces::{RecordReader, RecordVerifier, Unit, VerifyContext};
 ///
 /// let record = b"{\"role\":\"tool\",\"tool_call_id\":\"c1\",\"content\":\"Triage notes\"}\n{\"role\":\"assistant\",\"content\":[{\"type\":\"tool_use\",\"id\":\"c1\",\"name\":\"triage\",\"input\":{}}]}\n";
 /// let mut verifier = RecordVerifier::new(VerifyContext::new().with_skills(["triage"]));
@@ -304,7 +301,7 @@ impl RecordVerifier {
     /// A verifier that has learned nothing about the record yet.
     ///
     /// ```
-    /// use fence_runtime::surfaces::{RecordVerifier, VerifyContext};
+    /// use fence_surfaces::{RecordVerifier, VerifyContext};
     ///
     /// assert!(!RecordVerifier::new(VerifyContext::new()).is_labelled());
     /// ```
@@ -320,7 +317,7 @@ impl RecordVerifier {
     /// its call parts name.
     ///
     /// ```
-    /// use fence_runtime::surfaces::{read_record, RecordVerifier, VerifyContext};
+    /// use fence_surfaces::{read_record, RecordVerifier, VerifyContext};
     ///
     /// let record = read_record(br#"{"role":"tool","content":[],"fence":null}"#);
     /// let mut verifier = RecordVerifier::new(VerifyContext::new());
@@ -335,7 +332,7 @@ impl RecordVerifier {
     /// Whether the lines learned so far say the record labels its lines.
     ///
     /// ```
-    /// use fence_runtime::surfaces::{RecordVerifier, VerifyContext};
+    /// use fence_surfaces::{RecordVerifier, VerifyContext};
     ///
     /// assert!(!RecordVerifier::new(VerifyContext::new()).is_labelled());
     /// ```
@@ -347,7 +344,7 @@ impl RecordVerifier {
     /// The context the lines are classified with: the one given, and the calls learned.
     ///
     /// ```
-    /// use fence_runtime::surfaces::{read_record, RecordVerifier, VerifyContext};
+    /// use fence_surfaces::{read_record, RecordVerifier, VerifyContext};
     ///
     /// let record = read_record(br#"{"role":"assistant","content":[{"type":"tool_use","id":"c1","name":"bash","input":{}}]}"#);
     /// let mut verifier = RecordVerifier::new(VerifyContext::new());
@@ -363,7 +360,7 @@ impl RecordVerifier {
     /// could not be read is one [`FindingKind::UnreadableUnit`]; a line skipped has none.
     ///
     /// ```
-    /// use fence_runtime::surfaces::{RecordReader, RecordVerifier, VerifyContext};
+    /// use fence_surfaces::{RecordReader, RecordVerifier, VerifyContext};
     ///
     /// let verifier = RecordVerifier::new(VerifyContext::new());
     /// let mut findings = Vec::new();
@@ -390,13 +387,13 @@ impl RecordVerifier {
 }
 
 /// Verifies a trace line by line, in memory bounded by the longest line: for a trace read with
-/// a [`TraceReader`](super::TraceReader) rather than collected.
+/// a [`TraceReader`](crate::TraceReader) rather than collected.
 ///
 /// A trace is unlabelled and a line's verdict depends on nothing else in the trace, so one pass
 /// is enough. Over a whole trace it gives exactly the findings [`verify_trace`] gives.
 ///
 /// ```
-/// use fence_runtime::surfaces::{TraceReader, TraceVerifier, VerifyContext};
+/// use fence_surfaces::{TraceReader, TraceVerifier, VerifyContext};
 ///
 /// let verifier = TraceVerifier::new(VerifyContext::new());
 /// let mut findings = Vec::new();
@@ -415,7 +412,7 @@ impl TraceVerifier {
     /// A verifier with `context`.
     ///
     /// ```
-    /// use fence_runtime::surfaces::{TraceVerifier, VerifyContext};
+    /// use fence_surfaces::{TraceVerifier, VerifyContext};
     ///
     /// let verifier = TraceVerifier::new(VerifyContext::new().with_skills(["triage"]));
     /// # let _ = verifier;
@@ -429,7 +426,7 @@ impl TraceVerifier {
     /// one [`FindingKind::UnreadableUnit`]; a line skipped has none.
     ///
     /// ```
-    /// use fence_runtime::surfaces::{TraceReader, TraceVerifier, VerifyContext};
+    /// use fence_surfaces::{TraceReader, TraceVerifier, VerifyContext};
     ///
     /// let verifier = TraceVerifier::new(VerifyContext::new());
     /// let mut findings = Vec::new();
@@ -462,8 +459,8 @@ fn verify_unit<T>(
 ) -> Vec<Finding> {
     match unit {
         Unit::Item(item) => check(item),
-        Unit::Failed(error) => alloc::vec![unreadable(surface, error)],
-        Unit::SkippedWithMarker(skipped) => alloc::vec![skipped_with_marker(surface, skipped)],
+        Unit::Failed(error) => vec![unreadable(surface, error)],
+        Unit::SkippedWithMarker(skipped) => vec![skipped_with_marker(surface, skipped)],
         Unit::Skipped => Vec::new(),
     }
 }

@@ -1,13 +1,12 @@
-//! What the markers of a piece of content say, read with the crate's one marker matcher.
+//! What the markers of a piece of content say, read with the fence's own marker matcher.
 
-use crate::marker;
-use crate::parse::{ParseError, ParsedBlock, parse};
+use fence_runtime::{ParseError, ParsedBlock, live_markers, parse};
 
 /// What the markers of a piece of content say, read with the same marker matcher the fence
 /// uses.
 ///
 /// ```
-/// use fence_runtime::surfaces::{read_markers, Markers};
+/// use fence_surfaces::{read_markers, Markers};
 ///
 /// assert!(matches!(read_markers("Fetched it."), Markers::Plain));
 /// let Markers::Block(block) = read_markers("<untrusted-content source=tool:t>\nx\n</untrusted-content>") else { panic!() };
@@ -29,7 +28,7 @@ impl<'a> Markers<'a> {
     /// The block's source, when the content is a valid block.
     ///
     /// ```
-    /// use fence_runtime::surfaces::read_markers;
+    /// use fence_surfaces::read_markers;
     ///
     /// assert_eq!(read_markers("<untrusted-content source=task:peer>\nx\n</untrusted-content>").source(), Some("task:peer"));
     /// assert_eq!(read_markers("x").source(), None);
@@ -43,7 +42,7 @@ impl<'a> Markers<'a> {
     }
 
     /// Why the content is not a valid block; `None` when it is one.
-    pub(super) fn error(&self) -> Option<ParseError> {
+    pub(crate) fn error(&self) -> Option<ParseError> {
         match self {
             Markers::Block(_) => None,
             Markers::Plain => Some(ParseError::NoOpener),
@@ -59,7 +58,7 @@ impl<'a> Markers<'a> {
 /// record written before `fence`, a trace event — is read.
 ///
 /// ```
-/// use fence_runtime::surfaces::{read_markers, Markers};
+/// use fence_surfaces::{read_markers, Markers};
 /// use fence_runtime::ParseError;
 ///
 /// assert_eq!(
@@ -71,9 +70,7 @@ impl<'a> Markers<'a> {
 pub fn read_markers(text: &str) -> Markers<'_> {
     match parse(text) {
         Ok(block) => Markers::Block(block),
-        Err(error) if marker::next_marker(text.as_bytes(), 0).is_some() => {
-            Markers::Malformed(error)
-        }
+        Err(error) if live_markers(text).next().is_some() => Markers::Malformed(error),
         Err(_) => Markers::Plain,
     }
 }
