@@ -1,5 +1,6 @@
 //! `fence audit`: verify the surfaces an agent runtime wrote, streaming, in bounded memory.
 
+mod call;
 mod discover;
 mod manifest;
 mod report;

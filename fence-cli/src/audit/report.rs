@@ -1,6 +1,6 @@
 //! What an audit prints: each finding as it is made, then a summary; as text or as JSON lines.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::io::Write;
 use std::path::Path;
@@ -8,6 +8,7 @@ use std::path::Path;
 use fence_surfaces::{Finding, FindingKind, Surface};
 use serde::Serialize;
 
+use super::call::Call;
 use super::discover::{Discovery, Kind, Problem, Target};
 use super::manifest::{NAMES, Origin};
 use super::tally::Tally;
@@ -46,6 +47,9 @@ struct FindingLine<'a> {
     surface: &'static str,
     frame_id: Option<&'a str>,
     part: Option<usize>,
+    /// The call the finding is about, and the tool or skill it named, when its unit says.
+    call_id: Option<&'a str>,
+    tool: Option<&'a str>,
     kind: &'static str,
     error: bool,
     message: String,
@@ -105,6 +109,8 @@ pub(crate) struct Reporter<'o> {
     undeclared: bool,
     /// An unfenced tool result was found where nothing was declared.
     undeclared_unfenced: bool,
+    /// The tools those results came from, when their units name them.
+    undeclared_tools: BTreeSet<String>,
 }
 
 impl<'o> Reporter<'o> {
@@ -120,6 +126,7 @@ impl<'o> Reporter<'o> {
             problems: 0,
             undeclared: false,
             undeclared_unfenced: false,
+            undeclared_tools: BTreeSet::new(),
         }
     }
 
@@ -183,7 +190,12 @@ impl<'o> Reporter<'o> {
     }
 
     /// Prints one finding.
-    pub(crate) fn finding(&mut self, path: &Path, finding: &Finding) -> Result<(), Failure> {
+    pub(crate) fn finding(
+        &mut self,
+        path: &Path,
+        finding: &Finding,
+        call: &Call,
+    ) -> Result<(), Failure> {
         let kind = finding.kind.name();
         *self.by_kind.entry(kind).or_default() += 1;
         if finding.is_error() {
@@ -196,6 +208,9 @@ impl<'o> Reporter<'o> {
         }
         if self.undeclared && matches!(finding.kind, FindingKind::UnfencedToolResult { .. }) {
             self.undeclared_unfenced = true;
+            if let Some(tool) = &call.tool {
+                self.undeclared_tools.insert(tool.clone());
+            }
         }
         let location = &finding.location;
         let file = path.display().to_string();
@@ -206,6 +221,8 @@ impl<'o> Reporter<'o> {
                 surface: surface_name(location.surface),
                 frame_id: location.frame_id.as_deref(),
                 part: location.part,
+                call_id: call.id.as_deref(),
+                tool: call.tool.as_deref(),
                 kind,
                 error: finding.is_error(),
                 message: finding.kind.to_string(),
@@ -217,6 +234,18 @@ impl<'o> Reporter<'o> {
                 }
                 if let Some(part) = location.part {
                     let _ = write!(detail, "content[{part}]: ");
+                }
+                match (call.id.as_deref(), call.tool.as_deref()) {
+                    (Some(id), Some(tool)) => {
+                        let _ = write!(detail, "call {id} ({tool}): ");
+                    }
+                    (Some(id), None) => {
+                        let _ = write!(detail, "call {id}: ");
+                    }
+                    (None, Some(tool)) => {
+                        let _ = write!(detail, "{tool}: ");
+                    }
+                    (None, None) => {}
                 }
                 detail.push_str(&finding.kind.to_string());
                 let label = if finding.is_error() {
@@ -260,16 +289,7 @@ impl<'o> Reporter<'o> {
 
     /// Prints the summary, and gives the exit status.
     pub(crate) fn summary(mut self, found: &Discovery) -> Result<Status, Failure> {
-        let hint = self.undeclared_unfenced.then(|| {
-            format!(
-                "nothing was declared for the surfaces with an unfenced tool result: no \
-                 --manifest, no {} or {} beside them, no --skills or --tools. Without them a \
-                 skill's doc and a call to a tool that does not exist both read as unfenced tool \
-                 results; if that is what these are, declare them (--skills NAME,… and \
-                 --tools NAME,…, or a {} beside the surfaces) and audit again",
-                NAMES[0], NAMES[1], NAMES[0]
-            )
-        });
+        let hint = self.undeclared_unfenced.then(|| self.hint());
         if let (Some(hint), Format::Json) = (&hint, self.format) {
             self.note(hint)?;
         }
@@ -302,6 +322,29 @@ impl<'o> Reporter<'o> {
             Format::Text => self.text_summary(found, units, status, hint.as_deref())?,
         }
         Ok(status)
+    }
+
+    /// What to declare, when nothing was and a tool result is unfenced.
+    fn hint(&self) -> String {
+        let names: Vec<&str> = self.undeclared_tools.iter().map(String::as_str).collect();
+        let skills = if names.is_empty() {
+            "NAME,…".to_owned()
+        } else {
+            names.join(",")
+        };
+        let which = match names[..] {
+            [] => "a call".to_owned(),
+            [one] => format!("`{one}`"),
+            _ => format!("one of `{}`", names.join("`, `")),
+        };
+        format!(
+            "nothing was declared for the surfaces with an unfenced tool result: no --manifest, \
+             no {} or {} beside them, no --skills or --tools, so every successful call's result \
+             must be fenced. If {which} is a skill, its doc is exempt once declared: pass \
+             --skills {skills}, or put a {} beside the surfaces; a failed call to a tool that does \
+             not exist is a dispatch failure once --tools lists the tools that do",
+            NAMES[0], NAMES[1], NAMES[0]
+        )
     }
 
     fn text_summary(

@@ -6,11 +6,12 @@ use std::io::{self, IsTerminal, Read};
 use std::time::Duration;
 
 use fence_surfaces::{
-    JsonlLine, JsonlReader, RecordReader, RecordVerifier, SseReader, StreamFrame, StreamVerifier,
-    TraceReader, TraceVerifier, Unit,
+    Finding, JsonlLine, JsonlReader, RecordReader, RecordVerifier, SseReader, StreamFrame,
+    StreamVerifier, TraceReader, TraceVerifier, Unit,
 };
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+use super::call::Call;
 use super::discover::{Discovery, Kind, Problem, Target, open_regular};
 use super::manifest::Declared;
 use super::report::Reporter;
@@ -85,23 +86,49 @@ pub(super) fn verify(
             };
             let mut tally = Tally::default();
             let mut failed = Ok(());
-            let mut each = |findings: Vec<_>, unit_kind: UnitKind| {
-                tally.count(unit_kind);
-                for finding in findings {
-                    if failed.is_ok() {
-                        failed = progress.suspend(|| reporter.finding(&target.path, &finding));
+            let mut each =
+                |findings: Vec<_>, unit_kind: UnitKind, call: &dyn Fn(&Finding) -> Call| {
+                    tally.count(unit_kind);
+                    for finding in findings {
+                        if failed.is_ok() {
+                            let call = call(&finding);
+                            failed = progress
+                                .suspend(|| reporter.finding(&target.path, &finding, &call));
+                        }
                     }
-                }
-            };
+                };
             let read = match verifier {
                 Verifier::Stream(verifier) => read_units(target, &progress, sse(), |unit| {
-                    each(verifier.verify(&unit), UnitKind::of(&unit));
+                    each(
+                        verifier.verify(&unit),
+                        UnitKind::of(&unit),
+                        &|_| match &unit {
+                            Unit::Item(frame) => Call::of_frame(&frame.value),
+                            _ => Call::default(),
+                        },
+                    );
                 }),
                 Verifier::Record(verifier) => read_units(target, &progress, record(), |unit| {
-                    each(verifier.verify(&unit), UnitKind::of(&unit));
+                    each(
+                        verifier.verify(&unit),
+                        UnitKind::of(&unit),
+                        &|finding| match &unit {
+                            Unit::Item(line) => {
+                                Call::of_message(&line.value, finding, verifier.context())
+                            }
+                            _ => Call::default(),
+                        },
+                    );
                 }),
                 Verifier::Trace(verifier) => read_units(target, &progress, trace(), |unit| {
-                    each(verifier.verify(&unit), UnitKind::of(&unit));
+                    each(
+                        verifier.verify(&unit),
+                        UnitKind::of(&unit),
+                        &|_| match &unit {
+                            Unit::Item(event) => Call::of_event(&event.value),
+                            _ => Call::default(),
+                        },
+                    );
                 }),
             };
             failed?;

@@ -87,10 +87,10 @@ fn every_planted_defect_is_found_once_at_its_file_and_line() {
     );
     let text = stdout(&output);
     assert!(text.contains(
-        "artifacts.sse:27: label-mismatch: frame id 5: the label says `tool:web-search`"
+        "artifacts.sse:27: label-mismatch: frame id 5: call toolu_14 (web-fetch): the label says `tool:web-search`"
     ));
     assert!(text.contains("conversation.jsonl:12: unreadable-part: content[1]: "));
-    assert!(text.contains("conversation.jsonl:7: unknown-source-kind: fence source `member:researcher` is neither `tool:` nor `task:<known origin>` (a note, not an error)"));
+    assert!(text.contains("conversation.jsonl:7: unknown-source-kind: call toolu_24 (ask-researcher): fence source `member:researcher` is neither `tool:` nor `task:<known origin>` (a note, not an error)"));
     // The summary: units read, skipped and failed, findings by kind.
     assert!(
         text.contains("3 files read: 37 units, 5 skipped, 1 failed to parse"),
@@ -643,10 +643,23 @@ fn a_manifest_beside_the_surfaces_is_found_and_named() {
     assert_eq!(code(&bare), 1);
     let text = stdout(&bare);
     assert!(!text.contains("manifest: "), "{text}");
+    // Each finding names the call and its tool, and the note names the flag that declares it.
+    assert!(
+        text.contains("unfenced-tool-result: frame id 1: call toolu_01 (triage): "),
+        "{text}"
+    );
     assert!(
         text.contains("note: nothing was declared for the surfaces with an unfenced tool result")
-            && text.contains("--skills NAME,…"),
+            && text.contains(
+                "If `triage` is a skill, its doc is exempt once declared: pass --skills triage,"
+            ),
         "{text}"
+    );
+    let json = run(&["audit", "--format", "json", demo.to_str().unwrap()], b"");
+    let first: Value = serde_json::from_str(stdout(&json).lines().next().unwrap()).unwrap();
+    assert_eq!(
+        (&first["call_id"], &first["tool"]),
+        (&Value::from("toolu_01"), &Value::from("triage"))
     );
     // A flag declares something: no note.
     let flagged = run(
