@@ -38,7 +38,6 @@ pub(super) fn verify(
     let progress = Progress::new(found);
     let sse = || SseReader::new().with_max_line_bytes(max_line_bytes);
     let record = || RecordReader::new().with_max_line_bytes(max_line_bytes);
-    let trace = || TraceReader::new().with_max_line_bytes(max_line_bytes);
     for ((_, targets), declared) in found.groups.iter().zip(declared) {
         let context = &declared.context;
         reporter.workdir(declared.nothing);
@@ -84,54 +83,7 @@ pub(super) fn verify(
                     continue;
                 }
             };
-            let mut tally = Tally::default();
-            let mut failed = Ok(());
-            let mut each =
-                |findings: Vec<_>, unit_kind: UnitKind, call: &dyn Fn(&Finding) -> Call| {
-                    tally.count(unit_kind);
-                    for finding in findings {
-                        if failed.is_ok() {
-                            let call = call(&finding);
-                            failed = progress
-                                .suspend(|| reporter.finding(&target.path, &finding, &call));
-                        }
-                    }
-                };
-            let read = match verifier {
-                Verifier::Stream(verifier) => read_units(target, &progress, sse(), |unit| {
-                    each(
-                        verifier.verify(&unit),
-                        UnitKind::of(&unit),
-                        &|_| match &unit {
-                            Unit::Item(frame) => Call::of_frame(&frame.value),
-                            _ => Call::default(),
-                        },
-                    );
-                }),
-                Verifier::Record(verifier) => read_units(target, &progress, record(), |unit| {
-                    each(
-                        verifier.verify(&unit),
-                        UnitKind::of(&unit),
-                        &|finding| match &unit {
-                            Unit::Item(line) => {
-                                Call::of_message(&line.value, finding, verifier.context())
-                            }
-                            _ => Call::default(),
-                        },
-                    );
-                }),
-                Verifier::Trace(verifier) => read_units(target, &progress, trace(), |unit| {
-                    each(
-                        verifier.verify(&unit),
-                        UnitKind::of(&unit),
-                        &|_| match &unit {
-                            Unit::Item(event) => Call::of_event(&event.value),
-                            _ => Call::default(),
-                        },
-                    );
-                }),
-            };
-            failed?;
+            let (read, tally) = second_pass(target, verifier, &progress, max_line_bytes, reporter)?;
             let labelled = match verifier {
                 Verifier::Stream(verifier) => Some(verifier.is_labelled()),
                 Verifier::Record(verifier) => Some(verifier.is_labelled()),
@@ -159,6 +111,65 @@ pub(super) fn verify(
     }
     progress.finish();
     Ok(())
+}
+
+/// Verifies each unit of one file, reporting its findings: how the read ended, and the units
+/// counted.
+fn second_pass(
+    target: &Target,
+    verifier: &Verifier,
+    progress: &Progress,
+    max_line_bytes: usize,
+    reporter: &mut Reporter<'_>,
+) -> Result<(Result<(), Problem>, Tally), Failure> {
+    let sse = || SseReader::new().with_max_line_bytes(max_line_bytes);
+    let record = || RecordReader::new().with_max_line_bytes(max_line_bytes);
+    let trace = || TraceReader::new().with_max_line_bytes(max_line_bytes);
+    let mut tally = Tally::default();
+    let mut failed = Ok(());
+    let mut each = |findings: Vec<_>, unit_kind: UnitKind, call: &dyn Fn(&Finding) -> Call| {
+        tally.count(unit_kind);
+        for finding in findings {
+            if failed.is_ok() {
+                let call = call(&finding);
+                failed = progress.suspend(|| reporter.finding(&target.path, &finding, &call));
+            }
+        }
+    };
+    let read = match verifier {
+        Verifier::Stream(verifier) => read_units(target, progress, sse(), |unit| {
+            each(
+                verifier.verify(&unit),
+                UnitKind::of(&unit),
+                &|_| match &unit {
+                    Unit::Item(frame) => Call::of_frame(&frame.value),
+                    _ => Call::default(),
+                },
+            );
+        }),
+        Verifier::Record(verifier) => read_units(target, progress, record(), |unit| {
+            each(
+                verifier.verify(&unit),
+                UnitKind::of(&unit),
+                &|finding| match &unit {
+                    Unit::Item(line) => Call::of_message(&line.value, finding, verifier.context()),
+                    _ => Call::default(),
+                },
+            );
+        }),
+        Verifier::Trace(verifier) => read_units(target, progress, trace(), |unit| {
+            each(
+                verifier.verify(&unit),
+                UnitKind::of(&unit),
+                &|_| match &unit {
+                    Unit::Item(event) => Call::of_event(&event.value),
+                    _ => Call::default(),
+                },
+            );
+        }),
+    };
+    failed?;
+    Ok((read, tally))
 }
 
 /// An incremental reader of one surface.
