@@ -281,7 +281,11 @@ struct Sink<'a> {
 
 impl Sink<'_> {
     /// Makes room for `bytes` more bytes after `written`.
+    ///
+    /// Inlined into each kernel, as it was when the kernels shared its file: `sse2` and `avx2`
+    /// are compiled apart from this one.
     #[cold]
+    #[inline]
     fn grow(&mut self, bytes: usize) {
         // SAFETY: `dst[..written]` is initialised: the output so far, then copied bytes of
         // `hay` and infixes.
