@@ -5,7 +5,6 @@
 //! bytes are tested as one block padded with zeros. Text with no `<` at all runs four aligned
 //! vectors at a time, as `memchr` does. [`find`] only reads; [`push`] copies as it reads.
 
-// Vector intrinsics, raw loads and stores.
 #![allow(
     unsafe_code,
     clippy::cast_ptr_alignment,
@@ -22,6 +21,7 @@ use crate::marker::{self, Marker, NEUTRALISED_INFIX};
 
 /// Bytes per block: one bit of a `u64` mask each.
 pub(crate) const BLOCK: usize = 64;
+
 /// The block loops also load each block shifted by one byte, so a block is tested with
 /// vectors only when one more byte exists.
 const LOOKAHEAD: usize = 1;
