@@ -4,7 +4,7 @@
 #   scripts/fuzz.sh [seconds-per-target] [target...]
 #
 # Targets (default: all, in this order): neutralise, neutralise-sse2 (the same target built
-# without fence-runtime's `std` feature, so the prefilter cannot detect AVX2 and takes its
+# without fence-runtime's `std` feature, so the scan cannot detect AVX2 and takes its
 # SSE2 path), stream, fence_parse, surfaces, trust, async_writer, render, records, mcp_session.
 # Default time: 480 seconds each. What each checks: fence-runtime/fuzz/README.md.
 #

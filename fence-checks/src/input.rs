@@ -1,7 +1,7 @@
 //! Ways of reading a fuzz input: cutting it into chunks, and into pieces of text.
 
 /// How long a chunk a size byte asks for: mostly 0 to 23 bytes (around a marker's length, empty
-/// chunks included), sometimes whole multiples of the prefilter's 64-byte block.
+/// chunks included), sometimes whole multiples of the scan's 64-byte block.
 ///
 /// ```
 /// use fence_checks::input::chunk_len;

@@ -1,6 +1,6 @@
 //! `neutralise_bytes`, `neutralise` and `fence`'s content against the naive reference matcher,
 //! on the input and on shifted, repeated and padded copies of it, so that markers land at every
-//! offset of the prefilter's 64-byte blocks, in both its vector loop and its scalar tail, and
+//! offset of the scan's 64-byte blocks, in both its vector loop and its scalar tail, and
 //! after a kilobyte of filler.
 //!
 //! Invariants, for the input, its first few suffixes and a repetition of it (padded copies at

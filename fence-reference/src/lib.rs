@@ -2,7 +2,7 @@
 //! `fence-runtime` against.
 //!
 //! Everything here is byte-at-a-time, allocates freely and depends on nothing: it is the slow,
-//! obvious version that the crate's fast paths (its vector prefilter, its streaming state
+//! obvious version that the crate's fast paths (its vector scan, its streaming state
 //! machines, its one-pass renderers) are held to by the property tests and the fuzz targets. It
 //! is written from the rules in `docs/spec-reading.md`, never from the crate's code, so a bug in
 //! the crate cannot hide in its own oracle.

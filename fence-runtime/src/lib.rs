@@ -241,7 +241,7 @@
 )]
 #![no_std]
 #![cfg_attr(docsrs, feature(doc_cfg))]
-// Only `prefilter`'s vector code is `unsafe`, and it allows it for itself.
+// Only the scan's vector code is `unsafe`, and it allows it for itself.
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 // A dropped value from any of the crate's pure functions is a bug in the caller.
@@ -251,24 +251,29 @@ extern crate alloc;
 #[cfg(any(feature = "std", test))]
 extern crate std;
 
+// The modules, in pipeline order from the bottom up (rustfmt sorts the list below
+// alphabetically): marker → scan → neutralise → trust → source → fence → render → content →
+// parse → io, then the integrations. Each uses only the modules before it in that order;
+// docs/architecture.md says why.
 #[cfg(feature = "async-openai")]
 #[cfg_attr(docsrs, doc(cfg(feature = "async-openai")))]
-pub mod async_openai;
-mod content;
-mod fence;
+pub mod async_openai; // tool messages built from a `ToolOutput`
+mod content; // `ModelContent` and `ToolOutput`: what a model may be handed
+mod fence; // the block: `fence`, `FenceBuffer`, and the notice of content cut short
 #[cfg(feature = "genai")]
 #[cfg_attr(docsrs, doc(cfg(feature = "genai")))]
-pub mod genai;
-mod marker;
-mod neutralise;
-mod parse;
-mod prefilter;
-mod render;
+pub mod genai; // genai's `ToolResponse` built from a `ToolOutput`
+#[cfg(feature = "std")]
+mod io; // fencing into writers: `FenceWriter`, `AsyncFenceWriter`, a child's stdout
+mod marker; // the marker rule, and the constants it spells
+mod neutralise; // the rewrite: one-shot `neutralise`, and the incremental `Neutraliser`
+mod parse; // a block read back, rule by rule
+mod render; // `Fenced` values, rendered straight into a block
 #[cfg(feature = "rmcp")]
-pub mod rmcp;
-mod source;
-mod stream;
-mod trust;
+pub mod rmcp; // `ToolOutput` as an rmcp tool result
+mod scan; // the neutraliser's kernel: markers found, content copied neutralised, by vectors
+mod source; // what a block is fenced under: `tool:<name>` or `task:<origin>`
+mod trust; // task origins, and the trust derived from them
 
 // What the macros' expansions name, and nothing else: not public API. Its name carries the
 // version's major and minor, as serde's and thiserror's hidden modules do, so a `fence-macros`
@@ -299,19 +304,17 @@ pub use crate::__private_0_1::{
 struct ReadmeDoctests;
 
 pub use crate::content::{Exemption, ModelContent, ToolOutput};
-pub use crate::fence::{FencedBlock, fence};
-pub use crate::marker::{
-    CLOSING_MARKER, LiveMarkers, MarkerKind, OPENING_MARKER_PREFIX, live_markers,
-};
-pub use crate::neutralise::{NEUTRALISED_INFIX, neutralise, neutralise_bytes};
+pub use crate::fence::{FenceBuffer, FencedBlock, TRUNCATION_NOTICE, fence};
+#[cfg(feature = "tokio")]
+pub use crate::io::{AsyncFenceWriter, ChildOutputError, fence_child_stdout};
+#[cfg(feature = "std")]
+pub use crate::io::{FenceWriter, FinishError};
+pub use crate::marker::{CLOSING_MARKER, MarkerKind, NEUTRALISED_INFIX, OPENING_MARKER_PREFIX};
+pub use crate::neutralise::{Neutraliser, neutralise, neutralise_bytes};
 pub use crate::parse::{ParseError, ParsedBlock, fence_source_of, parse};
 pub use crate::render::{ContentWriter, Fenced, FencedTask, RenderError, fence_value};
+pub use crate::scan::{LiveMarkers, live_markers};
 pub use crate::source::{ReservedSourceKind, Source, SourceKind, sanitise_source_name};
-#[cfg(feature = "tokio")]
-pub use crate::stream::{AsyncFenceWriter, ChildOutputError, fence_child_stdout};
-pub use crate::stream::{FenceBuffer, Neutraliser, TRUNCATION_NOTICE};
-#[cfg(feature = "std")]
-pub use crate::stream::{FenceWriter, FinishError};
 pub use crate::trust::{TaskOrigin, TaskProvenance, TrustClass, UnknownWireValue};
 
 // Every public type can cross threads: an agent runtime fences on one task and sends on another.

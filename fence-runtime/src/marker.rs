@@ -1,15 +1,20 @@
-//! The one place that says what a marker is.
+//! The one place that says what a marker is, and the constants it spells.
 //!
-//! The neutraliser, the streaming neutraliser, the parser and every checker call
-//! [`marker_at`] or [`recognise`]: two lists of what counts as a marker that disagree are how sanitisers get
-//! bypassed. The rule: a `<`, an optional `/`, then `untrusted-content` compared
-//! ASCII-case-insensitively, whatever follows the name. The prefilter only proposes
-//! candidates; this module decides.
-
-use crate::prefilter;
+//! The rule: a `<`, an optional `/`, then `untrusted-content` compared ASCII-case-insensitively,
+//! whatever follows the name. The neutraliser, the streaming neutraliser, the parser and every
+//! checker call [`marker_at`] or [`recognise`]. Two lists of what counts as a marker that
+//! disagree are how sanitisers get bypassed. The scan only proposes candidates; this module
+//! decides.
 
 /// The marker name, lowercase.
 pub(crate) const NAME: &[u8; 17] = b"untrusted-content";
+
+/// The text inserted directly after the `<` of a marker found in content.
+///
+/// ```
+/// assert_eq!(fence_runtime::NEUTRALISED_INFIX, "!MURMUR-NEUTRALISED!");
+/// ```
+pub const NEUTRALISED_INFIX: &str = "!MURMUR-NEUTRALISED!";
 
 /// The opening marker up to its source name: a block starts with this, the source, `>` and a
 /// newline.
@@ -51,7 +56,7 @@ impl Marker {
     }
 }
 
-/// Which marker a live marker is: what [`live_markers`] reports.
+/// Which marker a live marker is: what [`live_markers`](crate::live_markers) reports.
 ///
 /// ```
 /// assert_eq!(fence_runtime::MarkerKind::Closer.to_string(), "closing");
@@ -82,49 +87,6 @@ impl From<Marker> for MarkerKind {
         }
     }
 }
-
-/// Where the live markers of `text` are, in order: the byte offset of each one's `<`, and which
-/// marker it is. A neutralised marker is not live, and is not listed.
-///
-/// The fence's own matcher: a marker is a `<`, an optional `/`, then `untrusted-content` in any
-/// ASCII casing, whatever follows. A fenced block has exactly two live markers, its opener at
-/// offset 0 and its closer at the end. Any other live marker is content that was not
-/// neutralised, or a block's boundary out of place.
-///
-/// ```
-/// use fence_runtime::{live_markers, MarkerKind};
-///
-/// let text = "<untrusted-content source=tool:t>\nhi </UNTRUSTED-CONTENT> <!MURMUR-NEUTRALISED!/untrusted-content>\n</untrusted-content>";
-/// let found: Vec<_> = live_markers(text).collect();
-/// assert_eq!(found, [(0, MarkerKind::Opener), (37, MarkerKind::Closer), (99, MarkerKind::Closer)]);
-/// assert_eq!(live_markers("plain text").count(), 0);
-/// ```
-#[must_use]
-pub fn live_markers(text: &str) -> LiveMarkers<'_> {
-    LiveMarkers {
-        text: text.as_bytes(),
-        from: 0,
-    }
-}
-
-/// The live markers of a text, in order: see [`live_markers`].
-#[derive(Clone, Debug)]
-pub struct LiveMarkers<'a> {
-    text: &'a [u8],
-    from: usize,
-}
-
-impl Iterator for LiveMarkers<'_> {
-    type Item = (usize, MarkerKind);
-
-    fn next(&mut self) -> Option<(usize, MarkerKind)> {
-        let (at, kind) = next_marker(self.text, self.from)?;
-        self.from = at + 1;
-        Some((at, kind.into()))
-    }
-}
-
-impl core::iter::FusedIterator for LiveMarkers<'_> {}
 
 /// What the bytes starting at a `<` are.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -221,12 +183,6 @@ pub(crate) fn marker_at(hay: &[u8], at: usize) -> Option<Marker> {
     }
 }
 
-/// The position of the first marker's `<` at or after `from`, and its kind.
-#[inline]
-pub(crate) fn next_marker(hay: &[u8], from: usize) -> Option<(usize, Marker)> {
-    prefilter::find_marker(hay, from)
-}
-
 /// The position of the last marker's `<` that starts before `end`.
 #[inline]
 pub(crate) fn prev_marker(hay: &[u8], mut end: usize) -> Option<(usize, Marker)> {
@@ -301,10 +257,8 @@ mod tests {
     }
 
     #[test]
-    fn finds_markers_forwards_and_backwards() {
+    fn finds_markers_backwards() {
         let hay = b"a<b</untrusted-content> <UNTRUSTED-CONTENT x";
-        assert_eq!(next_marker(hay, 0), Some((3, Marker::Closer)));
-        assert_eq!(next_marker(hay, 4), Some((24, Marker::Opener)));
         assert_eq!(prev_marker(hay, hay.len()), Some((24, Marker::Opener)));
         assert_eq!(prev_marker(hay, 24), Some((3, Marker::Closer)));
         assert_eq!(prev_marker(hay, 3), None);

@@ -88,7 +88,7 @@ impl<'a> ParsedBlock<'a> {
     /// ```
     #[must_use]
     pub fn is_truncated(&self) -> bool {
-        crate::stream::ends_truncated(self.content)
+        crate::fence::ends_truncated(self.content)
     }
 }
 

@@ -8,9 +8,8 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::fmt;
 
-use crate::fence::{FencedBlock, fence};
+use crate::fence::{FenceBuffer, FencedBlock, fence};
 use crate::source::Source;
-use crate::stream::FenceBuffer;
 use crate::trust::TaskProvenance;
 
 /// A value that can be handed to a model as untrusted content, once fenced.

@@ -41,7 +41,7 @@ impl AsyncWrite for Slow {
         if self.broken {
             return Poll::Ready(Err(io::Error::other("broken")));
         }
-        if self.polls % 2 == 0 {
+        if self.polls.is_multiple_of(2) {
             cx.waker().wake_by_ref();
             return Poll::Pending;
         }

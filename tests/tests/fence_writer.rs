@@ -50,7 +50,7 @@ impl Write for Scripted {
         }
         if let Some(kind) = self.kind {
             let every = self.every.get();
-            if every > 0 && call % every == 0 {
+            if every > 0 && call.is_multiple_of(every) {
                 return Err(io::Error::new(kind, "scripted failure"));
             }
         }

@@ -293,11 +293,11 @@ impl<'ast> syn::visit::Visit<'ast> for Constructors {
 
     fn visit_item_impl(&mut self, item: &'ast syn::ItemImpl) {
         let self_ty = last_ident(&item.self_ty).unwrap_or_default();
-        if self_ty == "TaskProvenance" {
-            if let Some((_, trait_path, _)) = &item.trait_ {
-                let name = trait_path.segments.last().map(|s| s.ident.to_string());
-                self.trait_impls.push(name.unwrap_or_default());
-            }
+        if self_ty == "TaskProvenance"
+            && let Some((_, trait_path, _)) = &item.trait_
+        {
+            let name = trait_path.segments.last().map(|s| s.ident.to_string());
+            self.trait_impls.push(name.unwrap_or_default());
         }
         for impl_item in &item.items {
             if let syn::ImplItem::Fn(function) = impl_item {

@@ -6,8 +6,8 @@ use std::io;
 use tokio::io::AsyncRead;
 use tokio::process::Child;
 
-use super::buffer::FenceBuffer;
 use crate::content::ToolOutput;
+use crate::fence::FenceBuffer;
 use crate::source::Source;
 
 /// Fences a child process's standard output as it arrives, waits for the child to exit, and

@@ -7,10 +7,8 @@ use alloc::vec::Vec;
 use core::fmt;
 use std::io;
 
-use super::PIECE;
-use super::neutraliser::Neutraliser;
-use super::truncated::TRUNCATED_TAIL;
-use crate::fence::{TAIL, opener_len, push_opener};
+use crate::fence::{PIECE, TAIL, TRUNCATED_TAIL, opener_len, push_opener};
+use crate::neutralise::Neutraliser;
 use crate::source::Source;
 
 /// What a fencing writer owes its inner writer, apart from the inner writer itself: the

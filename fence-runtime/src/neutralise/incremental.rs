@@ -3,8 +3,8 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use crate::marker::{self, MAX_PARTIAL, Marker, Recognised};
-use crate::neutralise::{NEUTRALISED_INFIX, push_neutralised, push_neutralised_str};
+use crate::marker::{self, MAX_PARTIAL, Marker, NEUTRALISED_INFIX, Recognised};
+use crate::scan;
 
 /// An incremental neutraliser for content that arrives in chunks.
 ///
@@ -66,7 +66,7 @@ impl Neutraliser {
         }
         let cut = self.hold_tail(chunk);
         // One pass that copies while it looks for markers.
-        push_neutralised(out, &chunk[..cut], 0);
+        scan::push_neutralised(out, &chunk[..cut], 0);
     }
 
     /// [`push_bytes`](Self::push_bytes) for text: the output stays a `String`, with no UTF-8
@@ -97,7 +97,7 @@ impl Neutraliser {
         // The cut is at a `<`, so on a character boundary. One pass that copies while it looks
         // for markers.
         let chunk = &chunk[..self.hold_tail(chunk.as_bytes())];
-        push_neutralised_str(out, chunk, 0);
+        scan::push_neutralised_str(out, chunk, 0);
     }
 
     /// Whether `chunk` goes out as it is: nothing is held back, and it has no `<`, so it can
@@ -118,7 +118,7 @@ impl Neutraliser {
             return 0;
         }
         let end = marker::partial_tail(chunk).unwrap_or(chunk.len());
-        marker::next_marker(&chunk[..end], 0).map_or(end, |(at, _)| at)
+        scan::find_marker(&chunk[..end], 0).map_or(end, |(at, _)| at)
     }
 
     /// Decides the held marker prefix, if there is one, with the first bytes of `chunk`, and

@@ -2,7 +2,7 @@
 
 use alloc::string::String;
 
-use crate::fence::TAIL;
+use super::block::TAIL;
 
 /// The line a fencing writer adds, inside the block, after content that was cut short: a
 /// [`FenceWriter`] or `AsyncFenceWriter` dropped

@@ -3,11 +3,16 @@
 use alloc::string::String;
 use core::fmt;
 
-use super::PIECE;
-use super::neutraliser::Neutraliser;
+use super::block::{FencedBlock, TAIL, opener_len, push_opener};
 use super::truncated::push_truncated_tail;
-use crate::fence::{FencedBlock, TAIL, opener_len, push_opener};
+use crate::neutralise::Neutraliser;
 use crate::source::Source;
+
+/// How much input is handled at a time, so that it is still in the cache when it is copied: a
+/// [`FenceBuffer`] checks bytes as UTF-8 a piece at a time, and a fencing writer neutralises at
+/// most a piece into its pending output, which bounds that buffer (a write of any size costs
+/// at most this much memory, plus the infixes of the markers in it).
+pub(crate) const PIECE: usize = 8 * 1024;
 
 /// Fences content that arrives in pieces into a [`FencedBlock`] in memory: the way to a
 /// [`ToolOutput`](crate::ToolOutput) or [`ModelContent`](crate::ModelContent) at the end of a

@@ -3,7 +3,7 @@
 use alloc::string::String;
 use core::fmt;
 
-use crate::prefilter;
+use crate::scan;
 use crate::source::Source;
 
 pub(crate) use crate::marker::{CLOSING_MARKER as CLOSER, OPENING_MARKER_PREFIX as OPENER_PREFIX};
@@ -155,7 +155,7 @@ impl AsRef<str> for FencedBlock {
 pub fn fence(source: &Source, content: &str) -> FencedBlock {
     let mut text = String::with_capacity(opener_len(source) + content.len() + TAIL.len());
     push_opener(&mut text, source);
-    prefilter::push_neutralised_str(&mut text, content, 0);
+    scan::push_neutralised_str(&mut text, content, 0);
     text.push_str(TAIL);
     FencedBlock::from_parts(text, source.clone())
 }

@@ -386,8 +386,8 @@ mod tests {
     use alloc::vec::Vec;
 
     use super::*;
+    use crate::fence::PIECE;
     use crate::fence::fence;
-    use crate::stream::PIECE;
 
     #[test]
     fn big_writes_go_through_in_pieces() {

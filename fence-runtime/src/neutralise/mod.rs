@@ -1,22 +1,23 @@
 //! Rewriting forged markers into their neutralised form.
+//!
+//! - here: one-shot [`neutralise`] and [`neutralise_bytes`], for content in one piece.
+//! - `incremental`: [`Neutraliser`], the same rewrite for content that arrives in chunks.
+//!
+//! Both copy through the scan's kernel, in one pass.
 
 use alloc::borrow::Cow;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use crate::{marker, prefilter};
+mod incremental;
 
-/// The text inserted directly after the `<` of a marker found in content.
-///
-/// ```
-/// assert_eq!(fence_runtime::NEUTRALISED_INFIX, "!MURMUR-NEUTRALISED!");
-/// ```
-pub const NEUTRALISED_INFIX: &str = "!MURMUR-NEUTRALISED!";
+pub use self::incremental::Neutraliser;
+use crate::scan::{self, ROOM};
 
 /// Rewrites every marker in `content` into its neutralised form.
 ///
 /// A marker is a `<`, an optional `/`, then `untrusted-content` in any ASCII casing, whatever
-/// follows. Each one gets [`NEUTRALISED_INFIX`] inserted directly after its `<`; nothing else
+/// follows. Each one gets [`NEUTRALISED_INFIX`](crate::NEUTRALISED_INFIX) inserted directly after its `<`; nothing else
 /// changes, so the output is the input plus 20 bytes per marker. Content with no marker comes
 /// back as [`Cow::Borrowed`], without copying or allocating. Rewriting is idempotent.
 ///
@@ -33,7 +34,7 @@ pub const NEUTRALISED_INFIX: &str = "!MURMUR-NEUTRALISED!";
 /// ```
 #[must_use = "the rewritten text is returned; the input is not changed"]
 pub fn neutralise(content: &str) -> Cow<'_, str> {
-    match marker::next_marker(content.as_bytes(), 0) {
+    match scan::find_marker(content.as_bytes(), 0) {
         None => Cow::Borrowed(content),
         Some((first, _)) => {
             let mut out = String::with_capacity(content.len() + ROOM);
@@ -58,7 +59,7 @@ pub fn neutralise(content: &str) -> Cow<'_, str> {
 /// ```
 #[must_use = "the rewritten bytes are returned; the input is not changed"]
 pub fn neutralise_bytes(content: &[u8]) -> Cow<'_, [u8]> {
-    match marker::next_marker(content, 0) {
+    match scan::find_marker(content, 0) {
         None => Cow::Borrowed(content),
         Some((first, _)) => {
             let mut out = Vec::with_capacity(content.len() + ROOM);
@@ -68,29 +69,23 @@ pub fn neutralise_bytes(content: &[u8]) -> Cow<'_, [u8]> {
     }
 }
 
-/// Room for a few markers' infixes when a rewrite starts, and what the kernel asks for beyond
-/// the rest of the content whenever the output must grow. A rewrite is one pass that grows the
-/// output as it goes: counting the markers first, for an exact size, costs a second pass that
-/// measured about 30% of the time on marker-dense input. (It also covers the closing separator
-/// and marker `fence` appends after the content.)
-pub(crate) const ROOM: usize = 4 * NEUTRALISED_INFIX.len();
-
 /// Appends `content` to `out`, neutralised, given where its first marker is.
-pub(crate) fn push_neutralised(out: &mut Vec<u8>, content: &[u8], first: usize) {
+fn push_neutralised(out: &mut Vec<u8>, content: &[u8], first: usize) {
     out.extend_from_slice(&content[..first]);
-    prefilter::push_neutralised(out, content, first);
+    scan::push_neutralised(out, content, first);
 }
 
 /// [`push_neutralised`] for text.
-pub(crate) fn push_neutralised_str(out: &mut String, content: &str, first: usize) {
+fn push_neutralised_str(out: &mut String, content: &str, first: usize) {
     // `first` is an ASCII `<`, so a character boundary.
     out.push_str(&content[..first]);
-    prefilter::push_neutralised_str(out, content, first);
+    scan::push_neutralised_str(out, content, first);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::marker::NEUTRALISED_INFIX;
 
     #[test]
     fn borrowed_when_clean() {
