@@ -242,6 +242,23 @@ struct Unit<'a> {
     tool: Option<&'a str>,
 }
 
+/// Checks the text of a tool's result as every surface's tool result is checked: one valid
+/// block, under `tool:<tool>` when the tool is known, with no live marker inside.
+pub(crate) fn check_tool_result(text: &str, tool: Option<&str>) -> Vec<FindingKind> {
+    let mut out = Vec::new();
+    check_content(
+        &Unit {
+            text,
+            label: &Label::Absent,
+            surface_labels: false,
+            kind: ResultKind::ToolResult,
+            tool,
+        },
+        &mut out,
+    );
+    out
+}
+
 /// Checks a unit's content against its label (2), then the content itself (3).
 fn check_content(unit: &Unit<'_>, out: &mut Vec<FindingKind>) {
     let markers = read_markers(unit.text);

@@ -290,6 +290,7 @@ mod context;
 mod finding;
 mod jsonl;
 mod markers;
+mod outgoing;
 mod record;
 mod report;
 mod sse;
@@ -304,6 +305,9 @@ pub use crate::context::VerifyContext;
 pub use crate::finding::{Finding, FindingKind, Location, MissingLabel, Surface};
 pub use crate::jsonl::{JsonlLine, JsonlReader};
 pub use crate::markers::{Markers, read_markers};
+pub use crate::outgoing::{
+    RequestError, ToolMessageFinding, check_chat_request, check_tool_message,
+};
 pub use crate::record::{
     ParsedMessage, Part, RecordHeader, RecordLine, RecordReader, RecordReport, read_record,
 };

@@ -20,7 +20,11 @@ fn the_agent_turn_sends_its_model_one_block_per_tool_message() {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    let request: Value = serde_json::from_slice(&output.stdout).expect("it prints JSON");
+    let printed = String::from_utf8(output.stdout).expect("it prints UTF-8");
+    // The last-step check a runtime would run: every tool message one block, under its tool.
+    let found = fence_surfaces::check_chat_request(&printed).expect("the request reads");
+    assert!(found.is_empty(), "{found:?}");
+    let request: Value = serde_json::from_str(&printed).expect("it prints JSON");
     let messages = request["messages"]
         .as_array()
         .expect("a request has messages");
