@@ -131,7 +131,9 @@ mod fencing;
 mod ids;
 mod json;
 mod lines;
+mod listed;
 mod options;
+mod pin;
 mod proxy;
 mod reaper;
 mod requests;
@@ -144,7 +146,9 @@ mod session;
 use std::process::ExitCode;
 
 pub use crate::client::{Unfenceable, fence_tool_result};
-pub use crate::options::{DEFAULT_GRACE, DEFAULT_MAX_MESSAGE_BYTES, Options, StructuredContent};
+pub use crate::options::{
+    DEFAULT_GRACE, DEFAULT_MAX_MESSAGE_BYTES, Options, PinMode, StructuredContent,
+};
 
 /// Runs the proxy: spawns the upstream server, serves MCP on this process's stdin and stdout
 /// until either side ends, and returns the exit status the process should end with (see the
