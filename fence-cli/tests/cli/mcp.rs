@@ -132,4 +132,22 @@ fn a_pin_file_that_cannot_be_read_stops_the_proxy_before_the_server_starts() {
         b"",
     );
     assert_eq!(code(&output), 2, "a directory: {}", stderr(&output));
+    let nowhere = dir.path().join("missing/pin.json");
+    let output = run(
+        &[
+            "mcp",
+            "--pin",
+            nowhere.to_str().unwrap(),
+            "sh",
+            "-c",
+            "exit 3",
+        ],
+        b"",
+    );
+    assert_eq!(code(&output), 2, "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("no folder to write it in"),
+        "{}",
+        stderr(&output)
+    );
 }

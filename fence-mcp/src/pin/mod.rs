@@ -133,6 +133,15 @@ impl Pinning {
             )
         })?;
         let found = loaded.is_some();
+        let folder = path
+            .parent()
+            .filter(|folder| !folder.as_os_str().is_empty());
+        if !found && folder.is_some_and(|folder| !folder.is_dir()) {
+            return Err(format!(
+                "cannot use the pin file {file}: there is no such file, and no folder to write \
+                 it in"
+            ));
+        }
         let pinned = loaded.unwrap_or_default();
         let records = [
             update || pinned.tools.is_none(),

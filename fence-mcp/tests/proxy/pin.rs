@@ -506,6 +506,15 @@ async fn a_list_changed_mid_session_is_held_to_the_pin_again() {
     proxied
         .stderr_until("the tool `exfiltrate` is new; withheld")
         .await;
+    // Listed again, the same drift is not reported again.
+    proxied.tools().await;
+    assert_eq!(proxied.list_lines("tools").len(), 3);
+    let stderr = proxied.stderr();
+    assert_eq!(
+        stderr.matches("the tool `fetch` changed since").count(),
+        1,
+        "{stderr}"
+    );
     // Pulled back, the tool is listed and called again.
     proxied
         .call("rug_pull", json!({ "variants": "" }))
