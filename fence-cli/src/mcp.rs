@@ -1,10 +1,11 @@
 //! `fence mcp`: the MCP proxy (crate `fence-mcp`) on the command line.
 
 use std::ffi::OsString;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use fence_mcp::{DEFAULT_MAX_MESSAGE_BYTES, Options, StructuredContent};
+use fence_mcp::{DEFAULT_MAX_MESSAGE_BYTES, Options, PinMode, StructuredContent};
 
 /// Runs an MCP server on stdio as a child and serves MCP on this process's stdin and stdout,
 /// forwarding the whole protocol unchanged, except that every tool result is fenced under
@@ -15,7 +16,8 @@ use fence_mcp::{DEFAULT_MAX_MESSAGE_BYTES, Options, StructuredContent};
     The `--` is optional: the first argument that is not one of the options above starts the \
     server's command, and everything after it is the server's.\n\n\
     Exit status: the server's own (128 + N when signal N ended it); 1 when the server exited \
-    with 0 but left requests unanswered; 127 when COMMAND cannot be found.")]
+    with 0 but left requests unanswered; 127 when COMMAND cannot be found; 2 when the pin FILE \
+    cannot be read.")]
 pub(crate) struct Args {
     /// What the proxy calls the server on stderr and in its errors [default: the server's own
     /// name, from its answer to `initialize`]
@@ -33,6 +35,20 @@ pub(crate) struct Args {
     /// tool's `outputSchema`, so clients read the fenced `content` instead
     #[arg(long, value_name = "WHAT", value_enum, default_value_t = Structured::Neutralise)]
     structured_content: Structured,
+    /// Pin what the server says about itself — its tools, prompts and instructions — in FILE:
+    /// recorded when FILE does not exist (trust on first use; review it), and compared by
+    /// meaning with every list and `initialize` answer after that
+    #[arg(long, value_name = "FILE")]
+    pin: Option<PathBuf>,
+    /// What a tool, prompt or instructions that changed since they were pinned, or are new,
+    /// do: `enforce` leaves them out of what the client receives and refuses calls to them;
+    /// `report` forwards them. Both report each change on stderr
+    #[arg(long, value_name = "MODE", value_enum, default_value_t = Pin::Enforce, requires = "pin")]
+    pin_mode: Pin,
+    /// Record what the server says now into the pin FILE, forwarding everything, and say on
+    /// stderr what changed in FILE: the way to approve a change
+    #[arg(long, requires = "pin")]
+    pin_update: bool,
     /// The MCP server's command and its arguments. Everything from the first argument that is
     /// not one of the proxy's options on is the server's; a `--` before it is optional
     #[arg(
@@ -41,6 +57,13 @@ pub(crate) struct Args {
         value_name = "COMMAND"
     )]
     command: Vec<OsString>,
+}
+
+/// `--pin-mode`'s values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Pin {
+    Enforce,
+    Report,
 }
 
 /// `--structured-content`'s values.
@@ -63,7 +86,18 @@ impl From<Args> for Options {
                 Structured::Neutralise => StructuredContent::Neutralise,
                 Structured::Remove => StructuredContent::Remove,
             })
-            .with_subreaper(true);
+            .with_subreaper(true)
+            .with_pin_update(args.pin_update);
+        let options = match args.pin {
+            Some(file) => options.with_pin(
+                file,
+                match args.pin_mode {
+                    Pin::Enforce => PinMode::Enforce,
+                    Pin::Report => PinMode::Report,
+                },
+            ),
+            None => options,
+        };
         match args.name {
             Some(name) => options.with_name(name),
             None => options,

@@ -295,37 +295,6 @@ fn resource_contents(raw: &RawValue, path: &str, source: &Source, out: &mut Vec<
     })
 }
 
-/// A `tools/list` result with every tool's `outputSchema` removed, so that a client following
-/// the specification no longer expects the tool's `structuredContent` (which the proxy then
-/// removes) and reads its fenced `content` instead. A tool the proxy cannot read is kept as it
-/// came: the list is the server's own words, not fenced.
-pub(crate) fn without_output_schemas(raw: &RawValue, out: &mut Vec<u8>) -> Written {
-    let Some(members) = Members::of(raw) else {
-        return Ok(keep(raw, out));
-    };
-    members.write_each(out, |key, value, out| {
-        let ("tools", Some(tools)) = (key, elements(value)) else {
-            return Ok(keep(value, out));
-        };
-        json::write_elements(out, &tools, |_, tool, out| {
-            let Some(tool) = Members::of(tool) else {
-                return Ok(keep(tool, out));
-            };
-            let kept: Vec<_> = tool
-                .0
-                .iter()
-                .filter(|(key, _)| key != "outputSchema")
-                .collect();
-            if kept.len() == tool.0.len() {
-                return tool.write_each(out, |_, value, out| Ok(keep(value, out)));
-            }
-            Members(kept.into_iter().cloned().collect())
-                .write_each(out, |_, value, out| Ok::<_, Malformed>(keep(value, out)))?;
-            Ok(true)
-        })
-    })
-}
-
 /// The source of a resource's text: `resource:` and its URI.
 pub(crate) fn resource_source(uri: &str) -> Source {
     Source::custom("resource", uri)

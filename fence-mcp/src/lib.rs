@@ -43,7 +43,8 @@
 //! | `resources/read`: each item's `text` | fenced under `resource:<the item's uri>` (the URI asked for when the item has none); `blob` unchanged |
 //! | a JSON-RPC error answering any request, and a failed task's `error` | kept, with every string (`message`, `data`) neutralised; not fenced, as it says the call could not be made rather than carrying the tool's output |
 //! | a result the proxy cannot fence (a `text` that is not a string, a block with two `type`s, `content` that is not an array, a string it must rewrite with an escape it cannot decode such as `"\ud800"`…) | withheld: the client receives a JSON-RPC error for that request saying why, and stderr says it too |
-//! | everything else (`initialize`, the lists of tools, resources and prompts, `prompts/get`, completion, logging, progress, cancellation, the server's requests for sampling, elicitation and roots) | unchanged, byte for byte |
+//! | the upstream's words about itself: `initialize`'s `instructions`, the `title`, `description` and `annotations.title` of each listed tool, the `title` and `description` of each listed prompt and of its arguments, a `prompts/get` result's `description` | kept, every marker neutralised, not fenced (the model must read them as the server's guidance) |
+//! | everything else (the rest of `initialize` and of the lists, resources and templates, `prompts/get`'s messages, completion, logging, progress, cancellation, the server's requests for sampling, elicitation and roots) | unchanged, byte for byte |
 //!
 //! A text that already is exactly the block fencing its own content under the same source
 //! (a server written with `#[fence_boundary]`, or a second proxy) is kept as it is rather than
@@ -52,6 +53,21 @@
 //! one for the other, and the model reads which resource the text came from. Prompts and tool
 //! descriptions are the server author's own words to the model, as a skill's guidance is, and
 //! are not fenced.
+//!
+//! # Pinning the upstream's definitions
+//!
+//! With [`Options::with_pin`], the upstream's tools (name, title, description, input and output
+//! schemas, annotations), prompts (name, title, description, arguments) and `initialize`
+//! instructions are recorded in a file the first time they are seen (trust on first use), and
+//! every list page and `initialize` answer after that is compared with it by meaning: key
+//! order, whitespace and the spelling of a number (`1`, `1.0`, `1e0`) do not count; a changed
+//! word does. In [`PinMode::Enforce`] a tool or prompt that is new or changed is left out of
+//! the page (only that page is written again, everything else in it kept), a `tools/call` or
+//! `prompts/get` naming it is answered by the proxy with an error and never forwarded, and
+//! changed instructions are withheld; [`PinMode::Report`] forwards them; both report each drift
+//! on stderr once. [`Options::with_pin_update`] records what the upstream says now. The file
+//! is written atomically, under a lock, merged with what another proxy wrote; a file that
+//! cannot be read stops [`run`] at start.
 //!
 //! # Faithful: what is typed and what is not
 //!
@@ -131,7 +147,9 @@ mod fencing;
 mod ids;
 mod json;
 mod lines;
+mod listed;
 mod options;
+mod pin;
 mod proxy;
 mod reaper;
 mod requests;
@@ -144,7 +162,9 @@ mod session;
 use std::process::ExitCode;
 
 pub use crate::client::{Unfenceable, fence_tool_result};
-pub use crate::options::{DEFAULT_GRACE, DEFAULT_MAX_MESSAGE_BYTES, Options, StructuredContent};
+pub use crate::options::{
+    DEFAULT_GRACE, DEFAULT_MAX_MESSAGE_BYTES, Options, PinMode, StructuredContent,
+};
 
 /// Runs the proxy: spawns the upstream server, serves MCP on this process's stdin and stdout
 /// until either side ends, and returns the exit status the process should end with (see the

@@ -1,6 +1,7 @@
 //! What the proxy runs, and its limits.
 
 use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// The default of [`Options::with_max_message_bytes`]: 64 MiB.
@@ -39,6 +40,27 @@ pub enum StructuredContent {
     Remove,
 }
 
+/// What the proxy does when what a server lists differs from its pin file (see
+/// [`Options::with_pin`]).
+///
+/// ```
+/// use fence_mcp::{Options, PinMode};
+///
+/// let options = Options::new("npx").with_pin("pins/filesystem.json", PinMode::Report);
+/// assert_eq!(options.pin().map(|(_, mode)| mode), Some(PinMode::Report));
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum PinMode {
+    /// A tool or prompt that is new, or whose pinned definition changed, is left out of the
+    /// list the client receives, and a call to it is answered by the proxy with an error,
+    /// never forwarded; changed `instructions` are withheld. Each drift is reported on stderr.
+    #[default]
+    Enforce,
+    /// Everything is forwarded; each drift is reported on stderr.
+    Report,
+}
+
 /// What [`run`](crate::run) proxies, and its limits.
 ///
 /// ```
@@ -63,6 +85,8 @@ pub struct Options {
     grace: Duration,
     structured_content: StructuredContent,
     subreaper: bool,
+    pin: Option<(PathBuf, PinMode)>,
+    pin_update: bool,
 }
 
 impl Options {
@@ -83,6 +107,8 @@ impl Options {
             grace: DEFAULT_GRACE,
             structured_content: StructuredContent::Neutralise,
             subreaper: false,
+            pin: None,
+            pin_update: false,
         }
     }
 
@@ -199,6 +225,66 @@ impl Options {
     pub fn with_subreaper(mut self, subreaper: bool) -> Options {
         self.subreaper = subreaper;
         self
+    }
+
+    /// Pins the server's definitions in the file at `path`: its tools (name, title,
+    /// description, input and output schemas, annotations), its prompts (name, title,
+    /// description, arguments) and its `initialize` instructions. When the file does not exist,
+    /// what the server says is recorded into it (trust on first use) and forwarded; after
+    /// that, every list page and `initialize` answer is compared with it by meaning (key order,
+    /// whitespace and number spellings do not count), and `mode` says what a difference does.
+    /// A file that cannot be read makes [`run`](crate::run) fail at start.
+    ///
+    /// ```
+    /// use fence_mcp::{Options, PinMode};
+    /// let options = Options::new("npx").with_pin("pin.json", PinMode::Enforce);
+    /// assert_eq!(
+    ///     options.pin(),
+    ///     Some((std::path::Path::new("pin.json"), PinMode::Enforce))
+    /// );
+    /// ```
+    #[must_use]
+    pub fn with_pin(mut self, path: impl Into<PathBuf>, mode: PinMode) -> Options {
+        self.pin = Some((path.into(), mode));
+        self
+    }
+
+    /// Records what the server says now into the pin file (see [`with_pin`](Self::with_pin)),
+    /// forwarding everything, and reports on stderr what it changed in the file: the way to
+    /// approve a change.
+    ///
+    /// ```
+    /// use fence_mcp::{Options, PinMode};
+    /// let options = Options::new("npx").with_pin("pin.json", PinMode::Enforce).with_pin_update(true);
+    /// assert!(options.pin_update());
+    /// ```
+    #[must_use]
+    pub fn with_pin_update(mut self, update: bool) -> Options {
+        self.pin_update = update;
+        self
+    }
+
+    /// The pin file and what a difference from it does, as given with
+    /// [`with_pin`](Self::with_pin).
+    ///
+    /// ```
+    /// assert_eq!(fence_mcp::Options::new("npx").pin(), None);
+    /// ```
+    #[must_use]
+    pub fn pin(&self) -> Option<(&Path, PinMode)> {
+        self.pin
+            .as_ref()
+            .map(|(path, mode)| (path.as_path(), *mode))
+    }
+
+    /// Whether the pin file is updated with what the server says now.
+    ///
+    /// ```
+    /// assert!(!fence_mcp::Options::new("npx").pin_update());
+    /// ```
+    #[must_use]
+    pub fn pin_update(&self) -> bool {
+        self.pin_update
     }
 
     /// The upstream's command.

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use crate::lines::{Line, read_line, skim};
 use crate::options::{Options, StructuredContent};
+use crate::pin::Pinning;
 use crate::reaper::{Reaper, Swept};
 use crate::session::{Forward, Outcome, Session, Side};
 
@@ -143,10 +144,14 @@ pub(crate) fn serve(
         .name()
         .map_or_else(|| command_name(options.command()), str::to_owned);
     let session = Session::new(name, named);
-    let session = Arc::new(match options.structured_content() {
+    let session = match options.structured_content() {
         StructuredContent::Remove => session.removing_structured_content(),
         StructuredContent::Neutralise => session,
-    });
+    };
+    let session = match pinned(options, session) {
+        Ok(session) => Arc::new(session),
+        Err(code) => return code,
+    };
     let (mut reaper, trouble) = Reaper::start(options.subreaper());
     if let Some(trouble) = trouble {
         report(&session, &trouble);
@@ -238,6 +243,26 @@ pub(crate) fn serve(
         }
     }
     exit_code(first, &ended, session.unanswered())
+}
+
+/// The session held to the pin file the options name, if any; the exit status when the file
+/// cannot be used (2, as for any input that cannot be read), before the server is started.
+fn pinned(options: &Options, session: Session) -> Result<Session, ExitCode> {
+    let Some((path, mode)) = options.pin() else {
+        return Ok(session);
+    };
+    match Pinning::open(path, mode, options.pin_update()) {
+        Ok((pin, note)) => {
+            if let Some(note) = note {
+                report(&session, &note);
+            }
+            Ok(session.pinned(pin))
+        }
+        Err(problem) => {
+            report(&session, &problem);
+            Err(ExitCode::from(2))
+        }
+    }
 }
 
 /// Relays one direction until its input ends: each line `input` gives is read by the session

@@ -15,10 +15,16 @@ const LONGEST: usize = 100;
 /// reorder text on screen (bidirectional overrides and isolates) escaped as `\u{…}`, so it can
 /// neither end a line nor rewrite a terminal; and at most 100 characters, then `…`.
 pub(crate) fn shown(word: &str) -> String {
+    shown_upto(word, LONGEST)
+}
+
+/// `word` as [`shown`] repeats it, but cut at `longest` characters: for a diff of the server's
+/// words, which is bounded already.
+pub(crate) fn shown_upto(word: &str, longest: usize) -> String {
     let neutralised = neutralise(word);
-    let mut out = String::with_capacity(neutralised.len().min(4 * LONGEST));
+    let mut out = String::with_capacity(neutralised.len().min(4 * longest));
     for (index, ch) in neutralised.chars().enumerate() {
-        if index == LONGEST {
+        if index == longest {
             out.push('…');
             break;
         }

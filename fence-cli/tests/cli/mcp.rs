@@ -67,3 +67,87 @@ fn a_usage_error_says_where_to_put_the_servers_command() {
     assert_eq!(code(&output), 2);
     assert!(!stderr(&output).contains("server's command"));
 }
+
+#[test]
+fn the_pin_options_need_a_pin_file_and_a_known_mode() {
+    for args in [
+        &["mcp", "--pin-mode", "report", "sh", "-c", "exit 3"][..],
+        &["mcp", "--pin-update", "sh", "-c", "exit 3"],
+        &["mcp", "--pin", "p.json", "--pin-mode", "warn", "sh"],
+    ] {
+        let output = run(args, b"");
+        assert_eq!(code(&output), 2, "{args:?}: {}", stderr(&output));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let pin = dir.path().join("pin.json");
+    let pin = pin.to_str().unwrap();
+    for args in [
+        &["mcp", "--pin", pin, "sh", "-c", "exit 3"][..],
+        &[
+            "mcp",
+            "--pin",
+            pin,
+            "--pin-mode",
+            "report",
+            "--",
+            "sh",
+            "-c",
+            "exit 3",
+        ],
+        &["mcp", "--pin", pin, "--pin-update", "sh", "-c", "exit 3"],
+    ] {
+        let output = run(args, b"");
+        assert_eq!(code(&output), 3, "{args:?}: {}", stderr(&output));
+        assert!(
+            stderr(&output).contains("no such file; pinning"),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+    }
+}
+
+#[test]
+fn a_pin_file_that_cannot_be_read_stops_the_proxy_before_the_server_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("pin.json");
+    std::fs::write(&path, "not json").unwrap();
+    let pin = path.to_str().unwrap();
+    let output = run(&["mcp", "--pin", pin, "sh", "-c", "exit 3"], b"");
+    assert_eq!(code(&output), 2, "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains(&format!("cannot use the pin file {pin}: it is not JSON")),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "not json");
+    let output = run(
+        &[
+            "mcp",
+            "--pin",
+            dir.path().to_str().unwrap(),
+            "sh",
+            "-c",
+            "exit 3",
+        ],
+        b"",
+    );
+    assert_eq!(code(&output), 2, "a directory: {}", stderr(&output));
+    let nowhere = dir.path().join("missing/pin.json");
+    let output = run(
+        &[
+            "mcp",
+            "--pin",
+            nowhere.to_str().unwrap(),
+            "sh",
+            "-c",
+            "exit 3",
+        ],
+        b"",
+    );
+    assert_eq!(code(&output), 2, "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("no folder to write it in"),
+        "{}",
+        stderr(&output)
+    );
+}

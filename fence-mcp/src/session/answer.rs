@@ -8,6 +8,8 @@ use super::asked::{Asked, Pending};
 use super::{Forward, Outcome, Session};
 use crate::fencing::{self, CallResult, Fencing, Malformed};
 use crate::json::{self, Members, elements};
+use crate::listed;
+use crate::pin::Kind;
 use crate::said::shown;
 
 impl Session {
@@ -108,9 +110,18 @@ impl Session {
                 })
             }
             Asked::ReadResource(uri) => fencing::read_resource_result(result, uri.as_deref(), out),
-            Asked::ListTools if fencing.remove_structured => {
-                fencing::without_output_schemas(result, out)
+            Asked::ListTools { first } => {
+                listed::list_page(result, Kind::Tool, *first, self.pin.as_ref(), fencing, out)
             }
+            Asked::ListPrompts { first } => listed::list_page(
+                result,
+                Kind::Prompt,
+                *first,
+                self.pin.as_ref(),
+                fencing,
+                out,
+            ),
+            Asked::GetPrompt(_) => listed::prompt(result, out),
             Asked::Initialize => {
                 let mut state = self.state();
                 if !state.named {
@@ -121,9 +132,10 @@ impl Session {
                         state.name = server.into_owned();
                     }
                 }
-                Ok(json::keep(result, out))
+                drop(state);
+                listed::initialize(result, self.pin.as_ref(), fencing, out)
             }
-            Asked::ListTools | Asked::Other => Ok(json::keep(result, out)),
+            Asked::Other => Ok(json::keep(result, out)),
         }
     }
 

@@ -21,8 +21,18 @@ pub(super) enum Asked {
     /// `tasks/cancel` of this task, answered with its state.
     TaskCancel(Option<String>),
     TaskList,
-    /// `tools/list`, whose tools lose their `outputSchema` when `structuredContent` is removed.
-    ListTools,
+    /// A page of `tools/list`: the first when the request has no cursor. Its tools' words are
+    /// neutralised, held to the pin, and lose their `outputSchema` when `structuredContent` is
+    /// removed.
+    ListTools {
+        first: bool,
+    },
+    /// A page of `prompts/list`.
+    ListPrompts {
+        first: bool,
+    },
+    /// `prompts/get` of this prompt.
+    GetPrompt(String),
     /// `resources/read` of this URI.
     ReadResource(Option<String>),
     Other,
@@ -42,6 +52,7 @@ impl Pending {
     pub(super) fn describe(&self) -> String {
         match &self.asked {
             Asked::CallTool(tool) => format!("tools/call `{}`", shown(tool)),
+            Asked::GetPrompt(prompt) => format!("prompts/get `{}`", shown(prompt)),
             _ => shown(&self.method),
         }
     }
@@ -62,6 +73,13 @@ pub(super) fn asked(method: &str, params: Option<&RawValue>) -> Result<Asked, St
             .map(|text| text.map(Cow::into_owned))
             .map_err(|why| format!("`params.{key}` {}", why.problem()))
     };
+    // A list's first page is the one asked for without a cursor.
+    let first = || {
+        params
+            .as_ref()
+            .and_then(|params| params.one("cursor").ok().flatten())
+            .is_none_or(|cursor| cursor.get() == "null")
+    };
     Ok(match method {
         "initialize" => Asked::Initialize,
         "tools/call" => Asked::CallTool(param("name")?.unwrap_or_default()),
@@ -69,7 +87,9 @@ pub(super) fn asked(method: &str, params: Option<&RawValue>) -> Result<Asked, St
         "tasks/get" => Asked::TaskGet(param("taskId")?),
         "tasks/cancel" => Asked::TaskCancel(param("taskId")?),
         "tasks/list" => Asked::TaskList,
-        "tools/list" => Asked::ListTools,
+        "tools/list" => Asked::ListTools { first: first() },
+        "prompts/list" => Asked::ListPrompts { first: first() },
+        "prompts/get" => Asked::GetPrompt(param("name")?.unwrap_or_default()),
         "resources/read" => Asked::ReadResource(param("uri")?),
         _ => Asked::Other,
     })

@@ -20,6 +20,7 @@ use serde_json::value::RawValue;
 use crate::fencing::Fencing;
 use crate::ids::{self, BadId};
 use crate::json::{self, Members, elements};
+use crate::pin::{Kind, Pinning};
 use crate::requests::{Found, Requests};
 use crate::said::{excerpt, shown};
 
@@ -27,7 +28,7 @@ mod answer;
 mod asked;
 mod oversized;
 
-use asked::{Pending, asked};
+use asked::{Asked, Pending, asked};
 pub(crate) use oversized::Skimmed;
 
 /// The side a message came from.
@@ -132,6 +133,8 @@ struct State {
 #[derive(Debug)]
 pub(crate) struct Session {
     state: Mutex<State>,
+    /// The pin the server's definitions are held to, when there is one.
+    pin: Option<Pinning>,
 }
 
 /// `{"jsonrpc":"2.0","id":…,"error":{"code":…,"message":…}}`
@@ -166,7 +169,14 @@ impl Session {
                 unanswered: 0,
                 remove_structured: false,
             }),
+            pin: None,
         }
+    }
+
+    /// The session holds what the server lists to `pin`.
+    pub(crate) fn pinned(mut self, pin: Pinning) -> Session {
+        self.pin = Some(pin);
+        self
     }
 
     /// The session removes `structuredContent` from results and `outputSchema` from listed
@@ -275,6 +285,15 @@ impl Session {
             Ok(asked) => asked,
             Err(problem) => return refuse(INVALID_PARAMS, &problem),
         };
+        if let Err(why) = self.pin_allows(&asked) {
+            let mut outcome = Outcome::refused(error_reply(
+                id,
+                INVALID_PARAMS,
+                &format!("fence mcp: {why}"),
+            ));
+            outcome.notes.push(format!("refused a request: {why}"));
+            return outcome;
+        }
         let mut state = self.state();
         if state.gone {
             let message = format!(
@@ -298,6 +317,18 @@ impl Session {
             return Outcome::refused(error_reply(id, INVALID_REQUEST, &message));
         }
         Outcome::new(Forward::AsIs)
+    }
+
+    /// Whether the pin lets a request naming a tool or a prompt go on; else why not.
+    fn pin_allows(&self, asked: &Asked) -> Result<(), String> {
+        let Some(pin) = &self.pin else {
+            return Ok(());
+        };
+        match asked {
+            Asked::CallTool(tool) => pin.may_call(Kind::Tool, tool),
+            Asked::GetPrompt(prompt) => pin.may_call(Kind::Prompt, prompt),
+            _ => Ok(()),
+        }
     }
 
     /// A cancellation from the client: the request it names is spared the error it would get

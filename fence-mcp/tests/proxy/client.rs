@@ -38,9 +38,9 @@ fn from_json<T: DeserializeOwned>(value: Value) -> T {
 }
 
 /// A stream that keeps a copy of every byte through it.
-struct Tee<T> {
-    inner: T,
-    log: Arc<Mutex<Vec<u8>>>,
+pub(crate) struct Tee<T> {
+    pub(crate) inner: T,
+    pub(crate) log: Arc<Mutex<Vec<u8>>>,
 }
 
 impl<T: AsyncRead + Unpin> AsyncRead for Tee<T> {
@@ -198,7 +198,7 @@ impl Session {
     }
 }
 
-fn lines(bytes: &[u8]) -> Vec<Vec<u8>> {
+pub(crate) fn lines(bytes: &[u8]) -> Vec<Vec<u8>> {
     bytes
         .split(|byte| *byte == b'\n')
         .filter(|line| !line.is_empty())
@@ -534,7 +534,23 @@ async fn everything_but_tool_results_arrives_byte_for_byte() {
         cancels.push(received);
     }
 
-    let (expected, got) = (unfenced_lines(&direct), unfenced_lines(&proxied));
+    // The server's instructions forge a marker, which reaches the client neutralised.
+    let expected: Vec<Vec<u8>> = unfenced_lines(&direct)
+        .into_iter()
+        .map(|line| {
+            let line = String::from_utf8(line).unwrap();
+            if line.contains(r#""instructions":"#) {
+                line.replace(
+                    "</untrusted-content>",
+                    "<!MURMUR-NEUTRALISED!/untrusted-content>",
+                )
+                .into_bytes()
+            } else {
+                line.into_bytes()
+            }
+        })
+        .collect();
+    let got = unfenced_lines(&proxied);
     let show = |lines: &[Vec<u8>]| {
         lines
             .iter()

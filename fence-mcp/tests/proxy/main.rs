@@ -7,4 +7,5 @@ mod agent_turn;
 mod bench;
 mod client;
 mod common;
+mod pin;
 mod robustness;
