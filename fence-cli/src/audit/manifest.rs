@@ -79,8 +79,12 @@ pub(crate) struct Declared {
 /// How an audit learns its declarations.
 #[derive(Debug)]
 pub(crate) enum Declarations {
-    /// One manifest, or none, for every workdir; never looked for.
-    Fixed { origin: Origin, manifest: Manifest },
+    /// `--manifest FILE` for every workdir, never looked for; the flags added.
+    Given {
+        path: PathBuf,
+        manifest: Manifest,
+        flags: Manifest,
+    },
     /// Each workdir's own manifest, looked for under [`NAMES`], with the flags added.
     Found { flags: Manifest },
 }
@@ -97,11 +101,15 @@ impl Declarations {
         notes: &mut Vec<String>,
     ) -> Declared {
         let flags = match self {
-            Declarations::Fixed { origin, manifest } => {
+            Declarations::Given {
+                path,
+                manifest,
+                flags,
+            } => {
                 return Declared {
-                    origin: origin.clone(),
-                    context: manifest.context(&Manifest::default()),
-                    nothing: *origin == Origin::None && manifest.is_empty(),
+                    origin: Origin::Given(path.clone()),
+                    context: manifest.context(flags),
+                    nothing: false,
                 };
             }
             Declarations::Found { flags } => flags,

@@ -67,17 +67,11 @@ pub(crate) fn run(args: &Args) -> Result<Status, Failure> {
         tools: args.tools.clone(),
     };
     let declarations = match &args.manifest {
-        Some(path) => {
-            let mut manifest = Manifest::read(path)?;
-            manifest.skills.extend(flags.skills);
-            if let Some(tools) = flags.tools {
-                manifest.tools.get_or_insert_with(Vec::new).extend(tools);
-            }
-            Declarations::Fixed {
-                origin: Origin::Given(path.clone()),
-                manifest,
-            }
-        }
+        Some(path) => Declarations::Given {
+            path: path.clone(),
+            manifest: Manifest::read(path)?,
+            flags,
+        },
         None => Declarations::Found { flags },
     };
     let mut out = anstream::stdout().lock();
