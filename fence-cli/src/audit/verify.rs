@@ -122,9 +122,6 @@ fn second_pass(
     max_line_bytes: usize,
     reporter: &mut Reporter<'_>,
 ) -> Result<(Result<(), Problem>, Tally), Failure> {
-    let sse = || SseReader::new().with_max_line_bytes(max_line_bytes);
-    let record = || RecordReader::new().with_max_line_bytes(max_line_bytes);
-    let trace = || TraceReader::new().with_max_line_bytes(max_line_bytes);
     let mut tally = Tally::default();
     let mut failed = Ok(());
     let mut each = |findings: Vec<_>, unit_kind: UnitKind, call: &dyn Fn(&Finding) -> Call| {
@@ -137,36 +134,53 @@ fn second_pass(
         }
     };
     let read = match verifier {
-        Verifier::Stream(verifier) => read_units(target, progress, sse(), |unit| {
-            each(
-                verifier.verify(&unit),
-                UnitKind::of(&unit),
-                &|_| match &unit {
-                    Unit::Item(frame) => Call::of_frame(&frame.value),
-                    _ => Call::default(),
-                },
-            );
-        }),
-        Verifier::Record(verifier) => read_units(target, progress, record(), |unit| {
-            each(
-                verifier.verify(&unit),
-                UnitKind::of(&unit),
-                &|finding| match &unit {
-                    Unit::Item(line) => Call::of_message(&line.value, finding, verifier.context()),
-                    _ => Call::default(),
-                },
-            );
-        }),
-        Verifier::Trace(verifier) => read_units(target, progress, trace(), |unit| {
-            each(
-                verifier.verify(&unit),
-                UnitKind::of(&unit),
-                &|_| match &unit {
-                    Unit::Item(event) => Call::of_event(&event.value),
-                    _ => Call::default(),
-                },
-            );
-        }),
+        Verifier::Stream(verifier) => read_units(
+            target,
+            progress,
+            SseReader::new().with_max_line_bytes(max_line_bytes),
+            |unit| {
+                each(
+                    verifier.verify(&unit),
+                    UnitKind::of(&unit),
+                    &|_| match &unit {
+                        Unit::Item(frame) => Call::of_frame(&frame.value),
+                        _ => Call::default(),
+                    },
+                );
+            },
+        ),
+        Verifier::Record(verifier) => read_units(
+            target,
+            progress,
+            RecordReader::new().with_max_line_bytes(max_line_bytes),
+            |unit| {
+                each(
+                    verifier.verify(&unit),
+                    UnitKind::of(&unit),
+                    &|finding| match &unit {
+                        Unit::Item(line) => {
+                            Call::of_message(&line.value, finding, verifier.context())
+                        }
+                        _ => Call::default(),
+                    },
+                );
+            },
+        ),
+        Verifier::Trace(verifier) => read_units(
+            target,
+            progress,
+            TraceReader::new().with_max_line_bytes(max_line_bytes),
+            |unit| {
+                each(
+                    verifier.verify(&unit),
+                    UnitKind::of(&unit),
+                    &|_| match &unit {
+                        Unit::Item(event) => Call::of_event(&event.value),
+                        _ => Call::default(),
+                    },
+                );
+            },
+        ),
     };
     failed?;
     Ok((read, tally))
