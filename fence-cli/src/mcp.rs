@@ -13,11 +13,17 @@ use fence_mcp::{DEFAULT_MAX_MESSAGE_BYTES, Options, PinMode, StructuredContent};
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Example, as an MCP client's configuration runs it:\n  \
     fence mcp -- npx -y @modelcontextprotocol/server-filesystem /tmp\n\n\
+    A remote server, for a client that runs commands, and for one configured with a URL \
+    (http://127.0.0.1:8931/mcp):\n  \
+    fence mcp --url https://example.com/mcp --header 'Authorization: Bearer …'\n  \
+    fence mcp --listen 127.0.0.1:8931 --url https://example.com/mcp\n\n\
     The `--` is optional: the first argument that is not one of the options above starts the \
     server's command, and everything after it is the server's.\n\n\
     Exit status: the server's own (128 + N when signal N ended it); 1 when the server exited \
     with 0 but left requests unanswered; 127 when COMMAND cannot be found; 2 when the pin FILE \
     cannot be read.")]
+// The doc comments are `--help`'s text, which shows Markdown's backticks as they are.
+#[allow(clippy::doc_markdown)]
 pub(crate) struct Args {
     /// What the proxy calls the server on stderr and in its errors [default: the server's own
     /// name, from its answer to `initialize`]
@@ -49,6 +55,30 @@ pub(crate) struct Args {
     /// stderr what changed in FILE: the way to approve a change
     #[arg(long, requires = "pin")]
     pin_update: bool,
+    /// Proxy the MCP server at URL over Streamable HTTP, rather than one run as a child over
+    /// stdio
+    #[arg(long, value_name = "URL")]
+    url: Option<String>,
+    /// A header sent upstream on every HTTP request, as 'Name: value' (a static token: for
+    /// example 'Authorization: Bearer …'); may be given several times
+    #[arg(long, value_name = "HEADER", requires = "url")]
+    header: Vec<String>,
+    /// Serve the MCP endpoint over Streamable HTTP at http://ADDR/mcp rather than on stdin and
+    /// stdout (ADDR as 127.0.0.1:8931; port 0 picks a free one, which stderr names)
+    #[arg(long, value_name = "ADDR")]
+    listen: Option<String>,
+    /// Let --listen bind an address other machines can reach. The proxy authenticates no one:
+    /// anyone who reaches it uses the server, with the credentials of --header
+    #[arg(long, requires = "listen")]
+    allow_network_clients_without_auth: bool,
+    /// A Host name the HTTP endpoint answers to besides localhost, 127.0.0.1 and [::1] (all
+    /// others are refused, against DNS rebinding); may be given several times
+    #[arg(long, value_name = "HOST", requires = "listen")]
+    allow_host: Vec<String>,
+    /// An Origin the HTTP endpoint accepts besides loopback ones (a web client's, as
+    /// https://app.example.com); may be given several times
+    #[arg(long, value_name = "ORIGIN", requires = "listen")]
+    allow_origin: Vec<String>,
     /// The MCP server's command and its arguments. Everything from the first argument that is
     /// not one of the proxy's options on is the server's; a `--` before it is optional
     #[arg(
@@ -76,10 +106,33 @@ enum Structured {
 impl From<Args> for Options {
     fn from(args: Args) -> Options {
         let mut command = args.command.into_iter();
+        let options = match args.url {
+            Some(url) => args
+                .header
+                .iter()
+                .fold(Options::remote(url), |options, header| {
+                    let (name, value) = header.split_once(':').unwrap_or((header, ""));
+                    options.with_header(name, value)
+                }),
+            None => Options::new(command.next().unwrap_or_default()).with_args(command),
+        };
+        let options = match args.listen {
+            Some(addr) => options
+                .with_listen(addr)
+                .with_network_clients(args.allow_network_clients_without_auth),
+            None => options,
+        };
+        let options = args
+            .allow_host
+            .into_iter()
+            .fold(options, Options::with_allowed_host);
+        let options = args
+            .allow_origin
+            .into_iter()
+            .fold(options, Options::with_allowed_origin);
         // The proxy is all this process runs, so every child it has is the server's: what the
         // server starts outside its process group is ended with it too (Linux).
-        let options = Options::new(command.next().unwrap_or_default())
-            .with_args(command)
+        let options = options
             .with_max_message_bytes(args.max_message_bytes)
             .with_grace(Duration::from_millis(args.grace_ms))
             .with_structured_content(match args.structured_content {
@@ -107,10 +160,27 @@ impl From<Args> for Options {
 
 /// What `fence mcp` says when the command line is wrong, after clap's own message.
 pub(crate) const USAGE_HINT: &str = "put the server's command after `--`, as in\n  \
-    fence mcp -- npx -y @modelcontextprotocol/server-filesystem /tmp";
+    fence mcp -- npx -y @modelcontextprotocol/server-filesystem /tmp\n\
+    or name a remote server's URL, as in\n  \
+    fence mcp --url https://example.com/mcp --header 'Authorization: Bearer …'";
 
 /// Runs the proxy until the client or the server ends; the exit status is the server's.
 pub(crate) fn run(args: Args) -> ExitCode {
+    if args.url.is_some() {
+        if let Some(first) = args.command.first() {
+            eprintln!(
+                "error: fence mcp proxies either the server at --url or a command, not both \
+                 (found the command `{}`)",
+                first.to_string_lossy()
+            );
+            return ExitCode::from(2);
+        }
+        if let Some(header) = args.header.iter().find(|header| !header.contains(':')) {
+            eprintln!("error: --header {header:?} has no `:`; write it as 'Name: value'");
+            return ExitCode::from(2);
+        }
+        return fence_mcp::run(&args.into());
+    }
     let Some(first) = args.command.first() else {
         eprintln!("error: fence mcp needs the MCP server to run: {USAGE_HINT}");
         return ExitCode::from(2);

@@ -144,6 +144,8 @@
 
 mod client;
 mod fencing;
+#[cfg(feature = "http")]
+mod http;
 mod ids;
 mod json;
 mod lines;
@@ -190,6 +192,10 @@ pub use crate::options::{
 /// }
 /// ```
 pub fn run(options: &Options) -> ExitCode {
+    #[cfg(feature = "http")]
+    if options.url().is_some() || options.listen().is_some() {
+        return http::run(options);
+    }
     proxy::widen_pipe(&std::io::stdin());
     proxy::widen_pipe(&std::io::stdout());
     proxy::serve(options, std::io::stdin(), std::io::stdout())

@@ -78,6 +78,33 @@ pub(crate) fn skim(reader: &mut impl BufRead, start: &[u8]) -> io::Result<(Optio
     Ok((skimmed, start.len() as u64 + rest.read))
 }
 
+/// A whole oversized message (an HTTP body), read through once to its end: its id and method
+/// when it is a JSON-RPC message, and its size in bytes.
+#[cfg(feature = "http")]
+pub(crate) fn skim_all(reader: impl Read) -> (Option<Skimmed>, u64) {
+    let mut counted = Counted { reader, read: 0 };
+    let mut message = BufReader::with_capacity(1 << 16, &mut counted);
+    let skimmed = serde_json::from_reader::<_, Skimmed>(&mut message).ok();
+    let _ = io::copy(&mut message, &mut io::sink());
+    drop(message);
+    (skimmed, counted.read)
+}
+
+#[cfg(feature = "http")]
+struct Counted<R> {
+    reader: R,
+    read: u64,
+}
+
+#[cfg(feature = "http")]
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let read = self.reader.read(buf)?;
+        self.read += read as u64;
+        Ok(read)
+    }
+}
+
 /// A `Read` over the current line's remaining bytes, which consumes its `\n` and stops.
 struct Rest<'a, R> {
     reader: &'a mut R,

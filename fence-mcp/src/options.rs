@@ -87,6 +87,12 @@ pub struct Options {
     subreaper: bool,
     pin: Option<(PathBuf, PinMode)>,
     pin_update: bool,
+    url: Option<String>,
+    headers: Vec<(String, String)>,
+    listen: Option<String>,
+    network_clients: bool,
+    allowed_hosts: Vec<String>,
+    allowed_origins: Vec<String>,
 }
 
 impl Options {
@@ -109,7 +115,112 @@ impl Options {
             subreaper: false,
             pin: None,
             pin_update: false,
+            url: None,
+            headers: Vec::new(),
+            listen: None,
+            network_clients: false,
+            allowed_hosts: Vec::new(),
+            allowed_origins: Vec::new(),
         }
+    }
+
+    /// The options to proxy the MCP server at `url` over Streamable HTTP, rather than one run
+    /// as a child over stdio. [`Options::command`] is then empty.
+    ///
+    /// ```
+    /// let options = fence_mcp::Options::remote("https://api.example.com/mcp")
+    ///     .with_header("Authorization", "Bearer secret");
+    /// assert_eq!(options.url(), Some("https://api.example.com/mcp"));
+    /// assert!(options.command().is_empty());
+    /// ```
+    #[must_use]
+    pub fn remote(url: impl Into<String>) -> Options {
+        Options {
+            url: Some(url.into()),
+            ..Options::new("")
+        }
+    }
+
+    /// The upstream's URL, for a server reached over Streamable HTTP.
+    #[must_use]
+    pub fn url(&self) -> Option<&str> {
+        self.url.as_deref()
+    }
+
+    /// Sends the header `name: value` on every HTTP request to the upstream (a static token,
+    /// an API key); may be given several times. A header the client sends with the same name
+    /// is replaced by it.
+    #[must_use]
+    pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Options {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// The headers sent upstream on every HTTP request, in the order given.
+    #[must_use]
+    pub fn headers(&self) -> &[(String, String)] {
+        &self.headers
+    }
+
+    /// Serves the MCP endpoint over Streamable HTTP at `http://ADDR/mcp` rather than on stdin
+    /// and stdout. `addr` is `HOST:PORT` (port 0 picks a free one, which stderr names); a
+    /// host that is not a loopback address is refused unless
+    /// [`Options::with_network_clients`] allows it.
+    #[must_use]
+    pub fn with_listen(mut self, addr: impl Into<String>) -> Options {
+        self.listen = Some(addr.into());
+        self
+    }
+
+    /// The address [`Options::with_listen`] serves on, if any.
+    #[must_use]
+    pub fn listen(&self) -> Option<&str> {
+        self.listen.as_deref()
+    }
+
+    /// Lets [`Options::with_listen`] bind an address other machines can reach. The proxy has
+    /// no authentication of its own: anyone who can reach the address uses the upstream, with
+    /// the credentials of [`Options::with_header`]. Off by default.
+    #[must_use]
+    pub fn with_network_clients(mut self, allowed: bool) -> Options {
+        self.network_clients = allowed;
+        self
+    }
+
+    /// Whether [`Options::with_network_clients`] allows a non-loopback address.
+    #[must_use]
+    pub fn network_clients(&self) -> bool {
+        self.network_clients
+    }
+
+    /// A `Host` the HTTP front accepts besides its loopback names (`localhost`, `127.0.0.1`,
+    /// `[::1]`): the name clients reach it by behind a reverse proxy or on a network. A
+    /// request naming any other host is refused (403), against DNS rebinding.
+    #[must_use]
+    pub fn with_allowed_host(mut self, host: impl Into<String>) -> Options {
+        self.allowed_hosts.push(host.into());
+        self
+    }
+
+    /// The hosts [`Options::with_allowed_host`] added.
+    #[must_use]
+    pub fn allowed_hosts(&self) -> &[String] {
+        &self.allowed_hosts
+    }
+
+    /// An `Origin` the HTTP front accepts besides loopback ones (`http://localhost:PORT`…),
+    /// such as a web client's `https://app.example.com`. A request from any other origin is
+    /// refused (403); one with no `Origin` (not from a browser) is accepted.
+    #[must_use]
+    pub fn with_allowed_origin(mut self, origin: impl Into<String>) -> Options {
+        self.allowed_origins.push(origin.into());
+        self
+    }
+
+    /// The origins [`Options::with_allowed_origin`] added.
+    #[must_use]
+    pub fn allowed_origins(&self) -> &[String] {
+        &self.allowed_origins
     }
 
     /// The upstream's arguments.

@@ -31,19 +31,19 @@ enum Event {
 }
 
 /// A side's input, written a whole message at a time.
-struct Sink<W> {
+pub(crate) struct Sink<W> {
     writer: Mutex<Option<W>>,
 }
 
 impl<W: Write> Sink<W> {
-    fn new(writer: W) -> Sink<W> {
+    pub(crate) fn new(writer: W) -> Sink<W> {
         Sink {
             writer: Mutex::new(Some(writer)),
         }
     }
 
     /// Writes `message` and a `\n`, and flushes. `false` once the other side is gone.
-    fn send(&self, message: &mut Vec<u8>) -> bool {
+    pub(crate) fn send(&self, message: &mut Vec<u8>) -> bool {
         message.push(b'\n');
         let mut writer = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
         let sent = match writer.as_mut() {
@@ -58,7 +58,7 @@ impl<W: Write> Sink<W> {
     }
 
     /// Closes the writer, so the side reading it sees the end of its input.
-    fn close(&self) {
+    pub(crate) fn close(&self) {
         self.writer
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -67,7 +67,7 @@ impl<W: Write> Sink<W> {
 }
 
 /// What the proxy says on stderr, each line prefixed with who says it.
-fn report(session: &Session, note: &str) {
+pub(crate) fn report(session: &Session, note: &str) {
     eprintln!("fence mcp ({}): {note}", session.name());
 }
 
@@ -100,7 +100,7 @@ fn deliver<A: Write, B: Write>(
 /// Spawns the upstream: its stdin and stdout piped to the proxy, its stderr the proxy's own,
 /// and on Unix in a process group of its own, so ending the group ends whatever it started and
 /// left in it (what left the group is the [`Reaper`]'s).
-fn spawn(options: &Options) -> io::Result<Child> {
+pub(crate) fn spawn(options: &Options) -> io::Result<Child> {
     let mut command = Command::new(options.command());
     command
         .args(options.args())
@@ -125,7 +125,7 @@ pub(crate) fn widen_pipe<T>(_pipe: &T) {}
 
 /// The name the proxy uses for the upstream until the server gives its own: the command's file
 /// name.
-fn command_name(command: &OsStr) -> String {
+pub(crate) fn command_name(command: &OsStr) -> String {
     Path::new(command)
         .file_name()
         .unwrap_or(command)
@@ -139,17 +139,11 @@ pub(crate) fn serve(
     client_in: impl Read + Send + 'static,
     client_out: impl Write + Send + 'static,
 ) -> ExitCode {
-    let named = options.name().is_some();
     let name = options
         .name()
         .map_or_else(|| command_name(options.command()), str::to_owned);
-    let session = Session::new(name, named);
-    let session = match options.structured_content() {
-        StructuredContent::Remove => session.removing_structured_content(),
-        StructuredContent::Neutralise => session,
-    };
-    let session = match pinned(options, session) {
-        Ok(session) => Arc::new(session),
+    let session = match Engine::open(options, name) {
+        Ok(engine) => Arc::new(engine.session()),
         Err(code) => return code,
     };
     let (mut reaper, trouble) = Reaper::start(options.subreaper());
@@ -245,22 +239,55 @@ pub(crate) fn serve(
     exit_code(first, &ended, session.unanswered())
 }
 
-/// The session held to the pin file the options name, if any; the exit status when the file
-/// cannot be used (2, as for any input that cannot be read), before the server is started.
-fn pinned(options: &Options, session: Session) -> Result<Session, ExitCode> {
-    let Some((path, mode)) = options.pin() else {
-        return Ok(session);
-    };
-    match Pinning::open(path, mode, options.pin_update()) {
-        Ok((pin, note)) => {
-            if let Some(note) = note {
-                report(&session, &note);
+/// What every session of one proxy shares: the upstream's name, how structured content is
+/// treated, and the pin its definitions are held to.
+#[derive(Debug)]
+pub(crate) struct Engine {
+    name: String,
+    named: bool,
+    remove_structured: bool,
+    pin: Option<Arc<Pinning>>,
+}
+
+impl Engine {
+    /// The engine the options ask for, calling the upstream `name` until it gives its own
+    /// (unless the options name it); the exit status when the pin file cannot be used (2, as
+    /// for any input that cannot be read), before any server is started.
+    pub(crate) fn open(options: &Options, name: String) -> Result<Engine, ExitCode> {
+        let mut engine = Engine {
+            name: options.name().map_or(name, str::to_owned),
+            named: options.name().is_some(),
+            remove_structured: options.structured_content() == StructuredContent::Remove,
+            pin: None,
+        };
+        if let Some((path, mode)) = options.pin() {
+            match Pinning::open(path, mode, options.pin_update()) {
+                Ok((pin, note)) => {
+                    if let Some(note) = note {
+                        report(&engine.session(), &note);
+                    }
+                    engine.pin = Some(Arc::new(pin));
+                }
+                Err(problem) => {
+                    report(&engine.session(), &problem);
+                    return Err(ExitCode::from(2));
+                }
             }
-            Ok(session.pinned(pin))
         }
-        Err(problem) => {
-            report(&session, &problem);
-            Err(ExitCode::from(2))
+        Ok(engine)
+    }
+
+    /// A new session: one proxied connection's requests, all sharing the pin.
+    pub(crate) fn session(&self) -> Session {
+        let session = Session::new(self.name.clone(), self.named);
+        let session = if self.remove_structured {
+            session.removing_structured_content()
+        } else {
+            session
+        };
+        match &self.pin {
+            Some(pin) => session.pinned(pin.clone()),
+            None => session,
         }
     }
 }
@@ -480,7 +507,7 @@ enum Stage {
 }
 
 /// SIGTERM to the upstream's process group (elsewhere, the process is killed).
-fn terminate(child: &mut Child) {
+pub(crate) fn terminate(child: &mut Child) {
     #[cfg(unix)]
     signal_group(child, nix::sys::signal::Signal::SIGTERM);
     #[cfg(not(unix))]
@@ -488,7 +515,7 @@ fn terminate(child: &mut Child) {
 }
 
 /// SIGKILL to the upstream's process group (elsewhere, the process is killed).
-fn kill(child: &mut Child) {
+pub(crate) fn kill(child: &mut Child) {
     #[cfg(unix)]
     signal_group(child, nix::sys::signal::Signal::SIGKILL);
     #[cfg(not(unix))]

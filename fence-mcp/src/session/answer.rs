@@ -110,14 +110,19 @@ impl Session {
                 })
             }
             Asked::ReadResource(uri) => fencing::read_resource_result(result, uri.as_deref(), out),
-            Asked::ListTools { first } => {
-                listed::list_page(result, Kind::Tool, *first, self.pin.as_ref(), fencing, out)
-            }
+            Asked::ListTools { first } => listed::list_page(
+                result,
+                Kind::Tool,
+                *first,
+                self.pin.as_deref(),
+                fencing,
+                out,
+            ),
             Asked::ListPrompts { first } => listed::list_page(
                 result,
                 Kind::Prompt,
                 *first,
-                self.pin.as_ref(),
+                self.pin.as_deref(),
                 fencing,
                 out,
             ),
@@ -133,7 +138,7 @@ impl Session {
                     }
                 }
                 drop(state);
-                listed::initialize(result, self.pin.as_ref(), fencing, out)
+                listed::initialize(result, self.pin.as_deref(), fencing, out)
             }
             Asked::Other => Ok(json::keep(result, out)),
         }

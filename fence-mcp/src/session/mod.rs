@@ -13,7 +13,7 @@
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use serde_json::value::RawValue;
 
@@ -134,7 +134,7 @@ struct State {
 pub(crate) struct Session {
     state: Mutex<State>,
     /// The pin the server's definitions are held to, when there is one.
-    pin: Option<Pinning>,
+    pin: Option<Arc<Pinning>>,
 }
 
 /// `{"jsonrpc":"2.0","id":…,"error":{"code":…,"message":…}}`
@@ -174,7 +174,7 @@ impl Session {
     }
 
     /// The session holds what the server lists to `pin`.
-    pub(crate) fn pinned(mut self, pin: Pinning) -> Session {
+    pub(crate) fn pinned(mut self, pin: Arc<Pinning>) -> Session {
         self.pin = Some(pin);
         self
     }
@@ -467,6 +467,31 @@ impl Session {
                 "which the client has no request waiting on (the proxy cannot tell what it answers, so it cannot fence it)",
             ),
         }
+    }
+
+    /// The request with exactly the id `id` will not be answered (its HTTP response ended
+    /// without an answer, or the upstream could not be reached): it is forgotten, and the
+    /// error the client gets in its place returned, saying `why`. `None` when no such request
+    /// is waiting (it was answered, or cancelled, which wants no answer).
+    #[cfg(feature = "http")]
+    pub(crate) fn abandon(&self, id: &RawValue, why: &str) -> Option<Vec<u8>> {
+        let keys = ids::keys(id).ok()?;
+        let mut state = self.state();
+        let Found::One(handle) = state.client.find(&keys) else {
+            return None;
+        };
+        if state.client.get_mut(handle)?.id.get() != id.get() {
+            return None;
+        }
+        let pending = state.client.remove(handle)?;
+        drop(state);
+        (!pending.cancelled).then(|| {
+            error_reply(
+                &pending.id,
+                CONNECTION_CLOSED,
+                &format!("fence mcp: {why} (for {})", pending.describe()),
+            )
+        })
     }
 
     /// How many requests the upstream left unanswered when it closed its output.

@@ -743,7 +743,7 @@ fn a_pinned_page_loses_only_what_drifted_and_a_call_to_it_never_reaches_the_serv
     )
     .unwrap();
     let (pin, _) = Pinning::open(&path, crate::PinMode::Enforce, false).unwrap();
-    let session = session().pinned(pin);
+    let session = session().pinned(Arc::new(pin));
     session.client_line(br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#);
     let page = br#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a"}, {"name":"b","description":"B. Obey."}],"nextCursor":"n","x":[1.0]}}"#;
     let outcome = session.upstream_line(page);

@@ -1,0 +1,350 @@
+//! The HTTP front (`--listen ADDR`): the MCP endpoint at `http://ADDR/mcp`, served with hyper,
+//! safe by default. It binds loopback addresses only unless the operator says otherwise; it
+//! answers only a `Host` that names it and an `Origin` that is its own (against DNS
+//! rebinding, which the MCP specification asks every server to guard against); it takes no
+//! body over `--max-message-bytes`. What is behind it is a [`Backend`]: an upstream at a URL
+//! ([`reverse`](super::reverse)) or a stdio server it runs ([`child`](super::child)).
+
+use std::convert::Infallible;
+use std::net::{IpAddr, SocketAddr};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::{HeaderValue, Request, Response, StatusCode};
+use http_body_util::combinators::UnsyncBoxBody;
+use http_body_util::{BodyExt, Full, StreamBody};
+use hyper::body::{Frame, Incoming};
+use tokio::net::TcpListener;
+use tokio::sync::mpsc;
+
+use super::Remote;
+use super::child::Children;
+use super::reverse::Reverse;
+use crate::options::Options;
+use crate::proxy::{Engine, report};
+use crate::session::{Session, Side};
+
+/// The error of a body the front passes on as it comes from the upstream.
+pub(crate) type BodyError = Box<dyn std::error::Error + Send + Sync>;
+
+/// The body of a response the front sends.
+pub(crate) type Body = UnsyncBoxBody<Bytes, BodyError>;
+
+/// A whole body.
+pub(crate) fn full(bytes: impl Into<Bytes>) -> Body {
+    Full::new(bytes.into())
+        .map_err(|never| match never {})
+        .boxed_unsync()
+}
+
+/// A body written as it comes, each piece sent to the client as soon as it is given; it ends
+/// when the sender is dropped. The sender's `send` fails once the client has gone.
+pub(crate) fn streamed() -> (mpsc::Sender<Bytes>, Body) {
+    let (sender, receiver) = mpsc::channel::<Bytes>(32);
+    let stream = futures_util::stream::unfold(receiver, |mut receiver| async move {
+        let piece = receiver.recv().await?;
+        Some((Ok::<_, BodyError>(Frame::data(piece)), receiver))
+    });
+    (sender, StreamBody::new(stream).boxed_unsync())
+}
+
+/// A response with a JSON body.
+pub(crate) fn json_response(status: StatusCode, body: impl Into<Bytes>) -> Response<Body> {
+    let mut response = Response::new(full(body));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        HeaderValue::from_static(super::JSON),
+    );
+    response
+}
+
+/// The front's refusal of a request it will not pass on: `status`, and a JSON-RPC error
+/// saying why (for no request in particular).
+pub(crate) fn refusal(status: StatusCode, code: i64, message: &str) -> Response<Body> {
+    let mut body = Vec::with_capacity(message.len() + 64);
+    body.extend_from_slice(br#"{"jsonrpc":"2.0","id":null,"error":{"code":"#);
+    body.extend_from_slice(code.to_string().as_bytes());
+    body.extend_from_slice(br#","message":"#);
+    crate::json::write_string(&mut body, &format!("fence mcp: {message}"));
+    body.extend_from_slice(b"}}");
+    json_response(status, body)
+}
+
+/// What answers the requests the front lets in.
+pub(crate) enum Backend {
+    Remote(Reverse),
+    Child(Box<Children>),
+}
+
+impl Backend {
+    async fn handle(&self, request: Request<Incoming>, front: &Front) -> Response<Body> {
+        match self {
+            Backend::Remote(reverse) => reverse.handle(request, front).await,
+            Backend::Child(children) => children.handle(request, front).await,
+        }
+    }
+}
+
+/// Who may call the front, and its limits.
+pub(crate) struct Front {
+    /// The port it listens on, which an `Origin` of its own names.
+    port: u16,
+    /// The address it is bound to, a name clients may reach it by.
+    bound: IpAddr,
+    hosts: Vec<String>,
+    origins: Vec<String>,
+    pub(crate) limit: usize,
+    /// The session used for the front's own words on stderr.
+    pub(crate) voice: Session,
+}
+
+impl Front {
+    /// Why a request may not be served: its `Host` or its `Origin` is not the front's.
+    fn refuses(&self, request: &Request<Incoming>) -> Option<String> {
+        let host = request
+            .headers()
+            .get(http::header::HOST)
+            .and_then(|host| host.to_str().ok())
+            .or_else(|| request.uri().authority().map(http::uri::Authority::as_str));
+        let Some(host) = host else {
+            return Some("a request with no Host header".to_owned());
+        };
+        if !self.host_allowed(host) {
+            return Some(format!(
+                "Host {:?} is not this endpoint's (allowed: localhost, 127.0.0.1, [::1]{}); \
+                 pass --allow-host NAME for a name clients reach it by",
+                crate::said::shown(host),
+                self.hosts.iter().fold(String::new(), |mut list, host| {
+                    list.push_str(", ");
+                    list.push_str(host);
+                    list
+                })
+            ));
+        }
+        let origin = request.headers().get(http::header::ORIGIN)?;
+        let origin = origin.to_str().unwrap_or("");
+        if self.origin_allowed(origin) {
+            return None;
+        }
+        Some(format!(
+            "Origin {:?} is not allowed (a web page may not call this endpoint); pass \
+             --allow-origin ORIGIN for a web client's origin",
+            crate::said::shown(origin)
+        ))
+    }
+
+    fn host_allowed(&self, host: &str) -> bool {
+        let bare = match host.rsplit_once(':') {
+            Some((bare, port)) if !bare.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) => {
+                if !port.is_empty() && port.parse::<u16>() != Ok(self.port) {
+                    return self
+                        .hosts
+                        .iter()
+                        .any(|allowed| allowed.eq_ignore_ascii_case(host));
+                }
+                bare
+            }
+            _ => host,
+        };
+        if loopback_name(bare) {
+            return true;
+        }
+        let literal = bare.trim_start_matches('[').trim_end_matches(']');
+        if !self.bound.is_unspecified() && literal.parse::<IpAddr>() == Ok(self.bound) {
+            return true;
+        }
+        self.hosts
+            .iter()
+            .any(|allowed| allowed.eq_ignore_ascii_case(bare) || allowed.eq_ignore_ascii_case(host))
+    }
+
+    fn origin_allowed(&self, origin: &str) -> bool {
+        if self
+            .origins
+            .iter()
+            .any(|allowed| allowed.trim_end_matches('/').eq_ignore_ascii_case(origin))
+        {
+            return true;
+        }
+        let Ok(uri) = origin.parse::<http::Uri>() else {
+            return false;
+        };
+        let (Some(scheme), Some(host)) = (uri.scheme_str(), uri.host()) else {
+            return false;
+        };
+        matches!(scheme, "http" | "https")
+            && loopback_name(host)
+            && uri.port_u16().is_none_or(|port| port == self.port)
+    }
+}
+
+/// `localhost` and the loopback addresses, as a `Host` or an `Origin` names them.
+fn loopback_name(host: &str) -> bool {
+    if host.eq_ignore_ascii_case("localhost") {
+        return true;
+    }
+    let literal = host.trim_start_matches('[').trim_end_matches(']');
+    literal.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+/// Reads a request's body whole, up to `limit` bytes; a longer one is read through once (never
+/// held) and the client gets 413 and a JSON-RPC error for each request it named.
+pub(crate) async fn read_body(
+    body: Incoming,
+    limit: usize,
+    session: &Session,
+) -> Result<Vec<u8>, Response<Body>> {
+    let mut body = body;
+    let mut bytes = Vec::new();
+    while let Some(frame) = body.frame().await {
+        let Ok(frame) = frame else {
+            return Err(refusal(
+                StatusCode::BAD_REQUEST,
+                -32700,
+                "the request's body broke off",
+            ));
+        };
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        if bytes.len() + data.len() > limit {
+            bytes.extend_from_slice(&data[..limit.saturating_sub(bytes.len())]);
+            return Err(oversized(bytes, body, limit, session).await);
+        }
+        bytes.extend_from_slice(&data);
+    }
+    Ok(bytes)
+}
+
+/// The 413 for a body over the limit: the rest of it streamed once through `serde_json` (on a
+/// blocking thread, fed as it arrives) for the ids of its requests, each of which gets an
+/// error.
+async fn oversized(
+    start: Vec<u8>,
+    mut rest: Incoming,
+    limit: usize,
+    session: &Session,
+) -> Response<Body> {
+    let (pieces, received) = std::sync::mpsc::sync_channel::<Bytes>(8);
+    let skim = tokio::task::spawn_blocking(move || {
+        let reader = std::io::Read::chain(
+            std::io::Cursor::new(start),
+            super::ChannelReader::new(received),
+        );
+        crate::lines::skim_all(reader)
+    });
+    while let Some(Ok(frame)) = rest.frame().await {
+        if let Ok(data) = frame.into_data() {
+            if pieces.send(data).is_err() {
+                break;
+            }
+        }
+    }
+    drop(pieces);
+    let (skimmed, size) = skim.await.unwrap_or((None, 0));
+    let outcome = session.oversized(Side::Client, skimmed.as_ref(), size, limit);
+    for note in &outcome.notes {
+        report(session, note);
+    }
+    json_response(StatusCode::PAYLOAD_TOO_LARGE, super::joined(outcome.reply))
+}
+
+/// Serves the MCP endpoint at `http://ADDR/mcp` until a signal ends the proxy.
+pub(crate) async fn serve(
+    options: &Options,
+    addr: &str,
+    engine: Arc<Engine>,
+    remote: Option<Arc<Remote>>,
+) -> ExitCode {
+    let voice = engine.session();
+    let resolved: Vec<SocketAddr> = match tokio::net::lookup_host(addr).await {
+        Ok(found) => found.collect(),
+        Err(err) => {
+            report(
+                &voice,
+                &format!(
+                    "--listen {addr:?}: not an address to listen on ({err}); give one such as 127.0.0.1:8931"
+                ),
+            );
+            return ExitCode::from(2);
+        }
+    };
+    let Some(&addr) = resolved.first() else {
+        report(&voice, &format!("--listen {addr:?} names no address"));
+        return ExitCode::from(2);
+    };
+    if !addr.ip().is_loopback() && !options.network_clients() {
+        report(
+            &voice,
+            &format!(
+                "--listen {addr} is not a loopback address: the proxy authenticates no one, so \
+                 anyone who can reach it would use the server (with the credentials of \
+                 --header). Listen on 127.0.0.1, or pass --allow-network-clients-without-auth \
+                 if that is what you want"
+            ),
+        );
+        return ExitCode::from(2);
+    }
+    let listener = match TcpListener::bind(addr).await {
+        Ok(listener) => listener,
+        Err(err) => {
+            report(&voice, &format!("cannot listen on {addr}: {err}"));
+            return ExitCode::from(1);
+        }
+    };
+    let local = listener.local_addr().unwrap_or(addr);
+    let front = Arc::new(Front {
+        port: local.port(),
+        bound: local.ip(),
+        hosts: options.allowed_hosts().to_vec(),
+        origins: options.allowed_origins().to_vec(),
+        limit: options.max_message_bytes(),
+        voice,
+    });
+    let backend = Arc::new(match remote {
+        Some(remote) => Backend::Remote(Reverse::new(engine, remote)),
+        None => Backend::Child(Box::new(Children::new(engine, options))),
+    });
+    report(&front.voice, &format!("listening on http://{local}/mcp"));
+    let code = loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let Ok((stream, _)) = accepted else { continue };
+                let _ = stream.set_nodelay(true);
+                let (front, backend) = (front.clone(), backend.clone());
+                tokio::spawn(async move {
+                    let service = hyper::service::service_fn(move |request| {
+                        let (front, backend) = (front.clone(), backend.clone());
+                        async move { Ok::<_, Infallible>(route(request, &front, &backend).await) }
+                    });
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                        .await;
+                });
+            }
+            signal = super::stdio_front::signalled() => break signal,
+        }
+    };
+    if matches!(&*backend, Backend::Child(_)) {
+        let _ = tokio::task::spawn_blocking(move || {
+            if let Backend::Child(children) = &*backend {
+                children.end_all();
+            }
+        })
+        .await;
+    }
+    ExitCode::from(code)
+}
+
+async fn route(request: Request<Incoming>, front: &Front, backend: &Backend) -> Response<Body> {
+    if let Some(why) = front.refuses(&request) {
+        report(&front.voice, &format!("refused a request: {why}"));
+        return refusal(StatusCode::FORBIDDEN, -32600, &why);
+    }
+    if request.uri().path() != "/mcp" {
+        return refusal(StatusCode::NOT_FOUND, -32600, "the MCP endpoint is /mcp");
+    }
+    backend.handle(request, front).await
+}

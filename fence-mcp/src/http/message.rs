@@ -1,0 +1,150 @@
+//! What the proxy reads of a message it sends over HTTP: the ids of the requests in it (each
+//! gets an answer or an error from the response), and what the 2026-07-28 protocol's standard
+//! headers repeat of it.
+
+use serde_json::value::RawValue;
+
+use crate::json::{self, Members, elements};
+
+/// The `_meta` key that carries a request's protocol version in 2026-07-28.
+const PROTOCOL_VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
+
+/// What one HTTP body of JSON-RPC holds, as far as the proxy's HTTP side cares.
+#[derive(Debug, Default)]
+pub(crate) struct Sent {
+    /// The ids of its requests (not of notifications, nor of answers).
+    pub(crate) requests: Vec<Box<RawValue>>,
+    /// The first message's method, for `Mcp-Method`.
+    pub(crate) method: Option<String>,
+    /// The first message's name, URI or task id, for `Mcp-Name`.
+    pub(crate) name: Option<String>,
+    /// The protocol version the first message's `_meta` names (2026-07-28 and later).
+    pub(crate) protocol: Option<String>,
+}
+
+impl Sent {
+    pub(crate) fn read(body: &[u8]) -> Sent {
+        let mut sent = Sent::default();
+        let Ok(raw) = serde_json::from_slice::<&RawValue>(body) else {
+            return sent;
+        };
+        let messages = if raw.get().starts_with('[') {
+            elements(raw).unwrap_or_default()
+        } else {
+            vec![raw]
+        };
+        for (at, message) in messages.into_iter().enumerate() {
+            let Some(members) = Members::of(message) else {
+                continue;
+            };
+            let method = members.one("method").ok().flatten().and_then(json::string);
+            let id = members
+                .one("id")
+                .ok()
+                .flatten()
+                .filter(|id| id.get() != "null");
+            if let (Some(_), Some(id)) = (&method, id) {
+                sent.requests.push(id.to_owned());
+            }
+            if at == 0 {
+                sent.first(method.as_deref(), &members);
+            }
+        }
+        sent
+    }
+
+    fn first(&mut self, method: Option<&str>, members: &Members<'_>) {
+        let Some(method) = method else {
+            return;
+        };
+        self.method = Some(method.to_owned());
+        let params = members.one("params").ok().flatten().and_then(Members::of);
+        let Some(params) = params else {
+            return;
+        };
+        let key = match method {
+            "tools/call" | "prompts/get" => Some("name"),
+            "resources/read" | "resources/subscribe" | "resources/unsubscribe" => Some("uri"),
+            "tasks/get" | "tasks/update" | "tasks/cancel" | "tasks/result" => Some("taskId"),
+            _ => None,
+        };
+        self.name = key.and_then(|key| params.string(key)).map(Into::into);
+        self.protocol = params
+            .one("_meta")
+            .ok()
+            .flatten()
+            .and_then(Members::of)
+            .and_then(|meta| meta.string(PROTOCOL_VERSION_KEY))
+            .map(Into::into);
+    }
+}
+
+/// A header value for a name or URI as the 2026-07-28 protocol writes one: as it is when it
+/// is printable ASCII without surrounding blanks, else `=?base64?…?=`.
+pub(crate) fn header_value(value: &str) -> Option<http::HeaderValue> {
+    let blank_ends = value.starts_with([' ', '\t']) || value.ends_with([' ', '\t']);
+    let printable = value.bytes().all(|byte| (0x20..0x7f).contains(&byte));
+    let looks_encoded = value.starts_with("=?base64?") && value.ends_with("?=");
+    let plain = !value.is_empty() && !blank_ends && printable && !looks_encoded;
+    if plain {
+        return http::HeaderValue::from_str(value).ok();
+    }
+    http::HeaderValue::from_str(&format!("=?base64?{}?=", base64(value.as_bytes()))).ok()
+}
+
+/// Standard base64 with padding: the few header values that need it are short.
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let word = chunk.iter().enumerate().fold(0u32, |word, (at, &byte)| {
+            word | u32::from(byte) << (16 - 8 * at)
+        });
+        for at in 0..4 {
+            if at <= chunk.len() {
+                out.push(char::from(ALPHABET[(word >> (18 - 6 * at) & 63) as usize]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_request_names_its_method_name_and_version() {
+        let sent = Sent::read(
+            br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"fetch","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#,
+        );
+        assert_eq!(sent.requests.len(), 1);
+        assert_eq!(sent.requests[0].get(), "7");
+        assert_eq!(sent.method.as_deref(), Some("tools/call"));
+        assert_eq!(sent.name.as_deref(), Some("fetch"));
+        assert_eq!(sent.protocol.as_deref(), Some("2026-07-28"));
+    }
+
+    #[test]
+    fn notifications_and_answers_are_not_requests() {
+        let sent = Sent::read(
+            br#"[{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","id":3,"result":{}},{"jsonrpc":"2.0","id":"a","method":"ping"}]"#,
+        );
+        let ids: Vec<_> = sent.requests.iter().map(|id| id.get()).collect();
+        assert_eq!(ids, [r#""a""#]);
+        assert_eq!(sent.method.as_deref(), Some("notifications/initialized"));
+    }
+
+    #[test]
+    fn header_values_that_cannot_travel_plain_are_base64() {
+        assert_eq!(header_value("fetch").unwrap(), "fetch");
+        assert_eq!(header_value(" x").unwrap(), "=?base64?IHg=?=");
+        assert_eq!(header_value("é").unwrap(), "=?base64?w6k=?=");
+        assert_eq!(header_value("ab").unwrap(), "ab");
+        assert_eq!(base64(b"abc"), "YWJj");
+        assert_eq!(base64(b"ab"), "YWI=");
+        assert_eq!(base64(b"a"), "YQ==");
+    }
+}

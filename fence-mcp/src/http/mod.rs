@@ -1,0 +1,175 @@
+//! Streamable HTTP on either side of the proxy: the upstream reached at a URL (`--url`), the
+//! client served at `http://ADDR/mcp` (`--listen`), or both.
+//!
+//! One engine for every shape: each JSON-RPC message, whichever transport carried it, goes
+//! through the same [`Session`](crate::session::Session) as a stdio line does, keyed by what
+//! its request asked and never by a header. A JSON body is one message (or a batch); a
+//! `text/event-stream` body is read event by event ([`sse`]), each `message` event's data a
+//! message, rewritten and flushed as it arrives.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use crate::options::Options;
+use crate::proxy::{Engine, report};
+
+mod child;
+mod front;
+mod message;
+mod remote;
+mod reverse;
+pub(crate) mod sse;
+mod stdio_front;
+
+pub(crate) use remote::Remote;
+
+/// The media types the proxy reads.
+pub(crate) const JSON: &str = "application/json";
+pub(crate) const EVENT_STREAM: &str = "text/event-stream";
+
+/// What a body's `Content-Type` says it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BodyKind {
+    Json,
+    EventStream,
+    Other,
+}
+
+impl BodyKind {
+    pub(crate) fn of(headers: &http::HeaderMap) -> BodyKind {
+        let Some(value) = headers
+            .get(http::header::CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+        else {
+            return BodyKind::Other;
+        };
+        let essence = value.split(';').next().unwrap_or("").trim();
+        if essence.eq_ignore_ascii_case(JSON) {
+            BodyKind::Json
+        } else if essence.eq_ignore_ascii_case(EVENT_STREAM) {
+            BodyKind::EventStream
+        } else {
+            BodyKind::Other
+        }
+    }
+}
+
+/// Whether a body was sent compressed (`Content-Encoding` other than `identity`): the proxy
+/// asks for none, and cannot rewrite one.
+pub(crate) fn compressed(headers: &http::HeaderMap) -> bool {
+    headers
+        .get_all(http::header::CONTENT_ENCODING)
+        .iter()
+        .any(|value| {
+            value
+                .to_str()
+                .map_or(true, |value| !value.trim().eq_ignore_ascii_case("identity"))
+        })
+}
+
+/// Headers that belong to one connection (RFC 9110, 7.6.1), which a proxy never forwards.
+pub(crate) fn hop_by_hop(name: &http::HeaderName, connection: &http::HeaderMap) -> bool {
+    const HOP_BY_HOP: [&str; 8] = [
+        "connection",
+        "keep-alive",
+        "proxy-authenticate",
+        "proxy-authorization",
+        "proxy-connection",
+        "te",
+        "trailer",
+        "transfer-encoding",
+    ];
+    HOP_BY_HOP.contains(&name.as_str())
+        || name == http::header::UPGRADE
+        || connection
+            .get_all(http::header::CONNECTION)
+            .iter()
+            .filter_map(|value| value.to_str().ok())
+            .flat_map(|value| value.split(','))
+            .any(|listed| listed.trim().eq_ignore_ascii_case(name.as_str()))
+}
+
+/// One message as it is, several as a JSON-RPC batch.
+pub(crate) fn joined(mut messages: Vec<Vec<u8>>) -> Vec<u8> {
+    if messages.len() == 1 {
+        return messages.pop().unwrap_or_default();
+    }
+    let mut out =
+        Vec::with_capacity(messages.iter().map(Vec::len).sum::<usize>() + messages.len() + 1);
+    out.push(b'[');
+    for (at, message) in messages.iter().enumerate() {
+        if at > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(message);
+    }
+    out.push(b']');
+    out
+}
+
+/// A blocking `Read` over pieces of a body sent from the async side, for `serde_json`'s
+/// streaming reader.
+pub(crate) struct ChannelReader {
+    pieces: std::sync::mpsc::Receiver<bytes::Bytes>,
+    current: bytes::Bytes,
+}
+
+impl ChannelReader {
+    pub(crate) fn new(pieces: std::sync::mpsc::Receiver<bytes::Bytes>) -> ChannelReader {
+        ChannelReader {
+            pieces,
+            current: bytes::Bytes::new(),
+        }
+    }
+}
+
+impl std::io::Read for ChannelReader {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        while self.current.is_empty() {
+            match self.pieces.recv() {
+                Ok(piece) => self.current = piece,
+                Err(_) => return Ok(0),
+            }
+        }
+        let take = buf.len().min(self.current.len());
+        buf[..take].copy_from_slice(&self.current.split_to(take));
+        Ok(take)
+    }
+}
+
+/// Runs the proxy in the shape the options ask for, on a runtime of its own.
+pub(crate) fn run(options: &Options) -> ExitCode {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            eprintln!("fence mcp: cannot start the async runtime: {err}");
+            return ExitCode::from(1);
+        }
+    };
+    let name = match options.url() {
+        Some(url) => remote::host_of(url),
+        None => crate::proxy::command_name(options.command()),
+    };
+    let engine = match Engine::open(options, name) {
+        Ok(engine) => Arc::new(engine),
+        Err(code) => return code,
+    };
+    let remote = match options.url().map(|url| Remote::new(url, options)) {
+        Some(Ok(remote)) => Some(Arc::new(remote)),
+        Some(Err(problem)) => {
+            report(&engine.session(), &problem);
+            return ExitCode::from(2);
+        }
+        None => None,
+    };
+    runtime.block_on(async move {
+        match (options.listen(), remote) {
+            (None, Some(remote)) => stdio_front::serve(options, &engine, remote).await,
+            (Some(addr), remote) => front::serve(options, addr, engine, remote).await,
+            (None, None) => unreachable!("only options with a URL or an address come here"),
+        }
+    })
+}

@@ -1,0 +1,98 @@
+//! The upstream at a URL: one HTTP client (reqwest, with rustls over the system's roots for
+//! `https`), the headers the operator gave, and what the proxy asks of every response.
+
+use std::time::Duration;
+
+use http::{HeaderMap, HeaderName, HeaderValue, Method};
+
+use crate::options::Options;
+
+/// The MCP server at a URL.
+#[derive(Debug)]
+pub(crate) struct Remote {
+    client: reqwest::Client,
+    url: reqwest::Url,
+    /// `--header`s, sent on every request, replacing the client's of the same name.
+    headers: HeaderMap,
+}
+
+/// The name the proxy calls a server at `url` until it gives its own: its host.
+pub(crate) fn host_of(url: &str) -> String {
+    reqwest::Url::parse(url)
+        .ok()
+        .and_then(|url| url.host_str().map(str::to_owned))
+        .unwrap_or_else(|| url.to_owned())
+}
+
+impl Remote {
+    /// The upstream the options name; why not, when the URL or a header cannot be used.
+    pub(crate) fn new(url: &str, options: &Options) -> Result<Remote, String> {
+        let url = reqwest::Url::parse(url).map_err(|err| {
+            format!("--url {url:?} is not a URL ({err}); give one such as https://example.com/mcp")
+        })?;
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(format!(
+                "--url {:?}: the scheme must be http or https",
+                url.as_str()
+            ));
+        }
+        let mut headers = HeaderMap::new();
+        for (name, value) in options.headers() {
+            let parsed = (
+                HeaderName::from_bytes(name.trim().as_bytes()),
+                HeaderValue::from_str(value.trim()),
+            );
+            let (Ok(name), Ok(mut value)) = parsed else {
+                return Err(format!(
+                    "--header {name:?}: not a header; write it as 'Name: value'"
+                ));
+            };
+            value.set_sensitive(true);
+            headers.append(name, value);
+        }
+        // rustls without a process-wide provider picks none: install ring's, unless the
+        // program embedding the proxy installed one already.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let client = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(10))
+            .tcp_nodelay(true)
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(|err| format!("cannot make an HTTP client: {err}"))?;
+        Ok(Remote {
+            client,
+            url,
+            headers,
+        })
+    }
+
+    /// The upstream's URL, as the proxy says it.
+    pub(crate) fn url(&self) -> &str {
+        self.url.as_str()
+    }
+
+    /// A request to the upstream: `headers` (the client's, or the proxy's own), less those
+    /// the proxy owns, then the operator's, and a request for an identity encoding.
+    pub(crate) fn request(&self, method: Method, headers: &HeaderMap) -> reqwest::RequestBuilder {
+        let mut sent = HeaderMap::with_capacity(headers.len() + self.headers.len() + 2);
+        for (name, value) in headers {
+            if super::hop_by_hop(name, headers)
+                || name == http::header::HOST
+                || name == http::header::CONTENT_LENGTH
+                || name == http::header::ACCEPT_ENCODING
+                || self.headers.contains_key(name)
+            {
+                continue;
+            }
+            sent.append(name.clone(), value.clone());
+        }
+        for (name, value) in &self.headers {
+            sent.append(name.clone(), value.clone());
+        }
+        sent.insert(
+            http::header::ACCEPT_ENCODING,
+            HeaderValue::from_static("identity"),
+        );
+        self.client.request(method, self.url.clone()).headers(sent)
+    }
+}

@@ -1,0 +1,477 @@
+//! An HTTP client and an upstream at a URL (`fence mcp --listen ADDR --url URL`): a reverse
+//! proxy. Every request goes upstream with the client's headers (less the hop-by-hop ones and
+//! those the proxy owns: `Host`, `Content-Length`, `Accept-Encoding`, and `--header`'s), and
+//! every response comes back with its status and headers; only the JSON-RPC messages in its
+//! body are read, each through the session of its `Mcp-Session-Id` (or, with none, a session
+//! of its own), and written again where the session says so. An SSE stream is rewritten event
+//! by event and flushed per event.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http::request::Parts;
+use http::{HeaderMap, Method, Response, StatusCode};
+use hyper::body::Incoming;
+use serde_json::value::RawValue;
+
+use super::front::{Body, Front, full, json_response, read_body, refusal, streamed};
+use super::message::Sent;
+use super::sse::{Event, Framed, Framer, message_event};
+use super::{BodyKind, Remote, compressed, hop_by_hop};
+use crate::proxy::{Engine, report};
+use crate::session::{Forward, Outcome, Session};
+
+const SESSION_ID: &str = "mcp-session-id";
+
+/// How long a session no request has named is kept.
+const IDLE: Duration = Duration::from_secs(60 * 60);
+
+/// A session, and when a request last named it.
+type Kept = (Arc<Session>, Instant);
+
+/// The reverse proxy's state: the upstream, and a session per `Mcp-Session-Id`.
+pub(crate) struct Reverse {
+    engine: Arc<Engine>,
+    remote: Arc<Remote>,
+    sessions: Mutex<HashMap<Vec<u8>, Kept>>,
+}
+
+impl Reverse {
+    pub(crate) fn new(engine: Arc<Engine>, remote: Arc<Remote>) -> Reverse {
+        Reverse {
+            engine,
+            remote,
+            sessions: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The session a request names by its `Mcp-Session-Id`; a new one when it names none (a
+    /// stateless request, or an `initialize`), kept once the upstream names it.
+    fn session(&self, key: Option<&[u8]>) -> Arc<Session> {
+        let Some(key) = key else {
+            return Arc::new(self.engine.session());
+        };
+        let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+        let now = Instant::now();
+        if let Some((session, used)) = sessions.get_mut(key) {
+            *used = now;
+            return session.clone();
+        }
+        sessions.retain(|_, (_, used)| now.duration_since(*used) < IDLE);
+        let session = Arc::new(self.engine.session());
+        sessions.insert(key.to_vec(), (session.clone(), now));
+        session
+    }
+
+    fn keep(&self, key: &[u8], session: &Arc<Session>) {
+        let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+        sessions
+            .entry(key.to_vec())
+            .or_insert_with(|| (session.clone(), Instant::now()));
+    }
+
+    pub(crate) async fn handle(
+        &self,
+        request: http::Request<Incoming>,
+        front: &Front,
+    ) -> Response<Body> {
+        let (parts, body) = request.into_parts();
+        let key = parts
+            .headers
+            .get(SESSION_ID)
+            .map(|id| id.as_bytes().to_vec());
+        let session = self.session(key.as_deref());
+        if parts.method == Method::POST {
+            return self.post(&parts, body, &session, front).await;
+        }
+        let body = match read_body(body, front.limit, &session).await {
+            Ok(body) => body,
+            Err(refused) => return refused,
+        };
+        let request = self
+            .remote
+            .request(parts.method.clone(), &parts.headers)
+            .body(body);
+        let response = match request.send().await {
+            Ok(response) => response,
+            Err(err) => return self.unreachable(&session, &err),
+        };
+        if parts.method == Method::DELETE && response.status().is_success() {
+            if let Some(key) = &key {
+                let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+                sessions.remove(key);
+            }
+        }
+        self.respond(response, session, Sent::default(), Vec::new(), front)
+            .await
+    }
+
+    async fn post(
+        &self,
+        parts: &Parts,
+        body: Incoming,
+        session: &Arc<Session>,
+        front: &Front,
+    ) -> Response<Body> {
+        let body = match read_body(body, front.limit, session).await {
+            Ok(body) => body,
+            Err(refused) => return refused,
+        };
+        let outcome = session.client_line(&body);
+        for note in &outcome.notes {
+            report(session, note);
+        }
+        let onward = match outcome.forward {
+            Forward::AsIs => body,
+            Forward::Rewritten(message) => message,
+            Forward::Nothing if outcome.reply.is_empty() => {
+                return response_of(StatusCode::ACCEPTED, Bytes::new());
+            }
+            Forward::Nothing => return json_response(StatusCode::OK, super::joined(outcome.reply)),
+        };
+        let sent = Sent::read(&onward);
+        let request = self
+            .remote
+            .request(Method::POST, &parts.headers)
+            .body(onward);
+        match request.send().await {
+            Ok(response) => {
+                self.respond(response, session.clone(), sent, outcome.reply, front)
+                    .await
+            }
+            Err(err) => {
+                let why = self.unreachable_note(session, &err);
+                let errors = abandoned(session, &sent.requests, &why);
+                if errors.is_empty() {
+                    refusal(StatusCode::BAD_GATEWAY, -32000, &why)
+                } else {
+                    json_response(StatusCode::BAD_GATEWAY, super::joined(errors))
+                }
+            }
+        }
+    }
+
+    fn unreachable_note(&self, session: &Session, err: &reqwest::Error) -> String {
+        let why = format!(
+            "cannot reach the upstream {}: {}",
+            self.remote.url(),
+            super::stdio_front::error_chain(err)
+        );
+        report(session, &why);
+        why
+    }
+
+    fn unreachable(&self, session: &Session, err: &reqwest::Error) -> Response<Body> {
+        let why = self.unreachable_note(session, err);
+        refusal(StatusCode::BAD_GATEWAY, -32000, &why)
+    }
+
+    /// The upstream's response, for the client: its status and headers, its body's messages
+    /// read through the session. `extra` are the proxy's own answers to requests of the same
+    /// body it refused.
+    async fn respond(
+        &self,
+        response: reqwest::Response,
+        session: Arc<Session>,
+        sent: Sent,
+        extra: Vec<Vec<u8>>,
+        front: &Front,
+    ) -> Response<Body> {
+        let status = response.status();
+        if let Some(id) = response.headers().get(SESSION_ID) {
+            self.keep(id.as_bytes(), &session);
+        }
+        let kind = BodyKind::of(response.headers());
+        if kind != BodyKind::Other && compressed(response.headers()) {
+            let why = "the upstream compressed its response though the proxy asked for none; \
+                       the proxy cannot fence what it cannot read";
+            report(&session, why);
+            return withheld(&session, &sent, extra, why);
+        }
+        let mut head = Response::builder().status(status);
+        for (name, value) in response.headers() {
+            if !hop_by_hop(name, response.headers()) && name != http::header::CONTENT_LENGTH {
+                head = head.header(name, value);
+            }
+        }
+        match kind {
+            BodyKind::EventStream => {
+                let (pieces, body) = streamed();
+                let remote = self.remote.clone();
+                let limit = front.limit;
+                let headers = session_headers(response.headers());
+                tokio::spawn(async move {
+                    relay_stream(
+                        response, &session, &remote, &headers, &sent, extra, limit, &pieces,
+                    )
+                    .await;
+                });
+                head.body(body).unwrap_or_else(|_| broken())
+            }
+            BodyKind::Json if status.is_success() || jsonrpc(&response) => {
+                let body = match read_whole(response, front.limit).await {
+                    Ok(body) => body,
+                    Err(why) => {
+                        report(&session, &why);
+                        return withheld(&session, &sent, extra, &why);
+                    }
+                };
+                let headers = session_headers(&HeaderMap::new());
+                let mut messages = extra;
+                if !body.iter().all(u8::is_ascii_whitespace) {
+                    let outcome = session.upstream_line(&body);
+                    messages.extend(self.delivered(&session, outcome, &body, &headers));
+                }
+                messages.extend(abandoned(
+                    &session,
+                    &sent.requests,
+                    "the upstream's JSON response did not answer it",
+                ));
+                if messages.is_empty() {
+                    return head.body(full(Bytes::new())).unwrap_or_else(|_| broken());
+                }
+                head.body(full(super::joined(messages)))
+                    .unwrap_or_else(|_| broken())
+            }
+            _ if status.is_success() && !sent.requests.is_empty() => {
+                let why =
+                    format!("the upstream answered {status} with neither JSON nor an event stream");
+                report(&session, &why);
+                withheld(&session, &sent, extra, &why)
+            }
+            _ => {
+                let stream = futures_util::TryStreamExt::map_ok(response.bytes_stream(), |bytes| {
+                    hyper::body::Frame::data(bytes)
+                });
+                let stream = futures_util::TryStreamExt::map_err(stream, |err| {
+                    Box::new(err) as Box<dyn std::error::Error + Send + Sync>
+                });
+                let body =
+                    http_body_util::BodyExt::boxed_unsync(http_body_util::StreamBody::new(stream));
+                head.body(body).unwrap_or_else(|_| broken())
+            }
+        }
+    }
+
+    /// What an outcome of the upstream's message sends the client (the message, as it came or
+    /// rewritten, then the proxy's own); what it sends back upstream is sent in a POST of its own.
+    fn delivered(
+        &self,
+        session: &Session,
+        outcome: Outcome,
+        message: &[u8],
+        headers: &HeaderMap,
+    ) -> Vec<Vec<u8>> {
+        deliver(session, &self.remote, headers, outcome, message)
+    }
+}
+
+/// The messages of one outcome for the client; replies to the upstream are sent to it, each in a POST.
+fn deliver(
+    session: &Session,
+    remote: &Remote,
+    headers: &HeaderMap,
+    outcome: Outcome,
+    message: &[u8],
+) -> Vec<Vec<u8>> {
+    for note in &outcome.notes {
+        report(session, note);
+    }
+    for reply in outcome.reply {
+        let request = remote.request(Method::POST, headers).body(reply);
+        tokio::spawn(async move {
+            let _ = request.send().await;
+        });
+    }
+    let mut messages = Vec::with_capacity(1 + outcome.also.len());
+    match outcome.forward {
+        Forward::AsIs => messages.push(message.to_vec()),
+        Forward::Rewritten(message) => messages.push(message),
+        Forward::Nothing => {}
+    }
+    messages.extend(outcome.also);
+    messages
+}
+
+/// The headers a message of the proxy's own to the upstream carries in a session.
+fn session_headers(response: &HeaderMap) -> HeaderMap {
+    let mut headers = HeaderMap::new();
+    headers.insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static(super::JSON),
+    );
+    headers.insert(
+        http::header::ACCEPT,
+        http::HeaderValue::from_static("application/json, text/event-stream"),
+    );
+    if let Some(id) = response.get(SESSION_ID) {
+        headers.insert(SESSION_ID, id.clone());
+    }
+    headers
+}
+
+/// Whether a response that is not a success still carries JSON-RPC (an error for a request),
+/// which is read as any answer is; any other body of an error (an OAuth error, a gateway's
+/// page) passes through as it came.
+fn jsonrpc(response: &reqwest::Response) -> bool {
+    response.status() != StatusCode::UNAUTHORIZED && response.status() != StatusCode::FORBIDDEN
+}
+
+/// Reads a body whole, up to `limit` bytes.
+async fn read_whole(mut response: reqwest::Response, limit: usize) -> Result<Vec<u8>, String> {
+    let mut body = Vec::new();
+    loop {
+        match response.chunk().await {
+            Ok(Some(chunk)) if body.len() + chunk.len() > limit => {
+                return Err(format!(
+                    "the upstream's answer is over the {limit}-byte limit (--max-message-bytes)"
+                ));
+            }
+            Ok(Some(chunk)) => body.extend_from_slice(&chunk),
+            Ok(None) => return Ok(body),
+            Err(err) => {
+                return Err(format!(
+                    "the upstream's response broke off: {}",
+                    super::stdio_front::error_chain(&err)
+                ));
+            }
+        }
+    }
+}
+
+/// The errors for the requests of `sent` still waiting, saying `why`.
+fn abandoned(session: &Session, requests: &[Box<RawValue>], why: &str) -> Vec<Vec<u8>> {
+    requests
+        .iter()
+        .filter_map(|id| session.abandon(id, why))
+        .collect()
+}
+
+/// The response in place of one the proxy cannot pass on: an error for each request of `sent`.
+fn withheld(session: &Session, sent: &Sent, extra: Vec<Vec<u8>>, why: &str) -> Response<Body> {
+    let mut messages = extra;
+    messages.extend(abandoned(session, &sent.requests, why));
+    if messages.is_empty() {
+        return refusal(StatusCode::BAD_GATEWAY, -32000, why);
+    }
+    json_response(StatusCode::BAD_GATEWAY, super::joined(messages))
+}
+
+fn response_of(status: StatusCode, body: Bytes) -> Response<Body> {
+    let mut response = Response::new(full(body));
+    *response.status_mut() = status;
+    response
+}
+
+fn broken() -> Response<Body> {
+    refusal(
+        StatusCode::BAD_GATEWAY,
+        -32000,
+        "the upstream's response headers cannot be passed on",
+    )
+}
+
+/// Relays an event stream from the upstream to the client, event by event: each `message`
+/// event's data through the session, every other event and line as it came. When the
+/// stream ends without an event id to resume it by, each request of `sent` still waiting
+/// gets its error as an event of the proxy's own. It stops when the client goes away, which
+/// drops the upstream's stream too (in 2026-07-28, that cancels the request).
+#[allow(clippy::too_many_arguments)]
+async fn relay_stream(
+    mut response: reqwest::Response,
+    session: &Session,
+    remote: &Remote,
+    headers: &HeaderMap,
+    sent: &Sent,
+    extra: Vec<Vec<u8>>,
+    limit: usize,
+    pieces: &tokio::sync::mpsc::Sender<Bytes>,
+) {
+    for message in extra {
+        if pieces.send(message_event(&message).into()).await.is_err() {
+            return;
+        }
+    }
+    let mut framer = Framer::new(limit);
+    let mut events = Vec::new();
+    let mut resumable = false;
+    let mut broke = None;
+    loop {
+        let chunk = match response.chunk().await {
+            Ok(Some(chunk)) => chunk,
+            Ok(None) => break,
+            Err(err) => {
+                broke = Some(super::stdio_front::error_chain(&err));
+                break;
+            }
+        };
+        framer.feed(&chunk, &mut events);
+        for each in events.drain(..) {
+            let Some(out) = rewrite(each, session, remote, headers, limit, &mut resumable) else {
+                continue;
+            };
+            if pieces.send(out.into()).await.is_err() {
+                return;
+            }
+        }
+    }
+    if let Some(each) = framer.finish() {
+        if let Some(out) = rewrite(each, session, remote, headers, limit, &mut resumable) {
+            let _ = pieces.send(out.into()).await;
+        }
+    }
+    if resumable {
+        return;
+    }
+    let why = match broke {
+        Some(why) => format!("the upstream's event stream broke off ({why})"),
+        None => "the upstream ended its event stream without answering".to_owned(),
+    };
+    for error in abandoned(session, &sent.requests, &why) {
+        if pieces.send(message_event(&error).into()).await.is_err() {
+            return;
+        }
+    }
+}
+
+/// One event of the upstream's stream, as the client receives it.
+fn rewrite(
+    framed: Framed,
+    session: &Session,
+    remote: &Remote,
+    headers: &HeaderMap,
+    limit: usize,
+    resumable: &mut bool,
+) -> Option<Vec<u8>> {
+    let raw = match framed {
+        Framed::Event(raw) => raw,
+        Framed::Oversized(size) => {
+            report(
+                session,
+                &format!(
+                    "dropped an event of {size} bytes from the upstream, over the {limit}-byte \
+                     limit (--max-message-bytes)"
+                ),
+            );
+            return None;
+        }
+    };
+    let event = Event::read(&raw);
+    *resumable |= event.id().is_some_and(|id| !id.is_empty());
+    let Some(message) = event.message() else {
+        return Some(raw);
+    };
+    let outcome = session.upstream_line(message);
+    let mut messages = deliver(session, remote, headers, outcome, message).into_iter();
+    let first = messages.next();
+    let mut out = match first.as_deref() {
+        Some(first) if first == message => raw.clone(),
+        first => event.rewritten(first),
+    };
+    for message in messages {
+        out.extend_from_slice(&message_event(&message));
+    }
+    Some(out)
+}

@@ -1,0 +1,532 @@
+//! A stdio client and an upstream at a URL (`fence mcp --url URL`): each line the client writes
+//! is sent to the upstream in a POST of its own, and every message of each response (a JSON body, or each
+//! `message` event of a stream) goes through the session and out on stdout as a line.
+//!
+//! The proxy is the HTTP client here, so it does what a client's transport does: it keeps the
+//! `Mcp-Session-Id` the upstream gave in answer to `initialize` and the negotiated
+//! `MCP-Protocol-Version`, sends both on every request after it, sends the 2026-07-28
+//! protocol's `Mcp-Method` and `Mcp-Name` headers, opens the GET stream for the upstream's own
+//! messages once the session is initialized, and deletes the session when the client leaves.
+
+use std::io::{BufReader, Write};
+use std::process::ExitCode;
+use std::sync::mpsc as std_mpsc;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread;
+use std::time::Duration;
+
+use http::{HeaderMap, HeaderValue, Method, StatusCode};
+use tokio::sync::mpsc;
+use tokio::task::JoinSet;
+
+use super::message::{Sent, header_value};
+use super::sse::{Event, Framed, Framer};
+use super::{BodyKind, EVENT_STREAM, Remote, compressed};
+use crate::options::Options;
+use crate::proxy::{Engine, next_outcome, report};
+use crate::session::{Forward, Session, Side};
+
+const SESSION_ID: &str = "mcp-session-id";
+const PROTOCOL_VERSION: &str = "mcp-protocol-version";
+const LAST_EVENT_ID: &str = "last-event-id";
+
+/// The proxy's link to the upstream, shared by every request in flight.
+struct Link {
+    remote: Arc<Remote>,
+    session: Session,
+    limit: usize,
+    /// Lines for the client's stdout.
+    out: std_mpsc::Sender<Vec<u8>>,
+    state: Mutex<LinkState>,
+}
+
+#[derive(Default)]
+struct LinkState {
+    session_id: Option<HeaderValue>,
+    protocol: Option<HeaderValue>,
+    /// Whether the GET stream was opened (it is, once, after `notifications/initialized`).
+    listening: bool,
+    /// Notes already made, so each is made once.
+    said: Vec<&'static str>,
+}
+
+/// Serves the stdio client on this process's stdin and stdout until it leaves.
+pub(crate) async fn serve(options: &Options, engine: &Engine, remote: Arc<Remote>) -> ExitCode {
+    crate::proxy::widen_pipe(&std::io::stdin());
+    crate::proxy::widen_pipe(&std::io::stdout());
+    let (out, lines) = std_mpsc::channel::<Vec<u8>>();
+    thread::spawn(move || write_lines(&lines));
+    let link = Arc::new(Link {
+        remote,
+        session: engine.session(),
+        limit: options.max_message_bytes(),
+        out,
+        state: Mutex::new(LinkState::default()),
+    });
+    let (sent, mut to_send) = mpsc::channel::<Vec<u8>>(16);
+    let reader = link.clone();
+    thread::spawn(move || read_client(&reader, &sent));
+
+    let mut flights = JoinSet::new();
+    let code = loop {
+        tokio::select! {
+            message = to_send.recv() => match message {
+                Some(message) => link.dispatch(message, &mut flights).await,
+                None => break None,
+            },
+            signal = signalled() => break Some(signal),
+            Some(_) = flights.join_next(), if !flights.is_empty() => {}
+        }
+    };
+    if code.is_none() {
+        // The client closed its input: what is in flight may still be read.
+        let _ = tokio::time::timeout(options.grace(), async {
+            while flights.join_next().await.is_some() {}
+        })
+        .await;
+    }
+    flights.abort_all();
+    link.delete().await;
+    ExitCode::from(code.unwrap_or(0))
+}
+
+/// Writes each line to stdout, flushed, until the channel closes or the client stops reading.
+fn write_lines(lines: &std_mpsc::Receiver<Vec<u8>>) {
+    let mut stdout = std::io::stdout().lock();
+    for mut line in lines {
+        line.push(b'\n');
+        if stdout
+            .write_all(&line)
+            .and_then(|()| stdout.flush())
+            .is_err()
+        {
+            return;
+        }
+    }
+}
+
+/// Reads the client's lines until its input ends: each goes through the session; what goes on
+/// is sent to `upstream`, what goes back is written to the client.
+fn read_client(proxy: &Link, upstream: &mpsc::Sender<Vec<u8>>) {
+    let mut reader = BufReader::with_capacity(1 << 16, std::io::stdin());
+    let mut line = Vec::new();
+    while let Some(outcome) = next_outcome(
+        &proxy.session,
+        proxy.limit,
+        Side::Client,
+        &mut reader,
+        &mut line,
+    ) {
+        for note in &outcome.notes {
+            report(&proxy.session, note);
+        }
+        for reply in outcome.reply {
+            let _ = proxy.out.send(reply);
+        }
+        let onward = match outcome.forward {
+            Forward::AsIs => Some(line.clone()),
+            Forward::Rewritten(message) => Some(message),
+            Forward::Nothing => None,
+        };
+        for message in onward.into_iter().chain(outcome.also) {
+            if upstream.blocking_send(message).is_err() {
+                return;
+            }
+        }
+    }
+}
+
+/// The first of SIGTERM, SIGINT and SIGHUP, as the exit status it asks for (128 + its
+/// number); never, where there are no such signals.
+pub(crate) async fn signalled() -> u8 {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let watched = [
+            (SignalKind::terminate(), 15),
+            (SignalKind::interrupt(), 2),
+            (SignalKind::hangup(), 1),
+        ];
+        let mut streams = Vec::new();
+        for (kind, number) in watched {
+            if let Ok(stream) = signal(kind) {
+                streams.push((stream, number));
+            }
+        }
+        if streams.is_empty() {
+            return std::future::pending().await;
+        }
+        let waits = streams.iter_mut().map(|(stream, number)| {
+            let number = *number;
+            Box::pin(async move {
+                stream.recv().await;
+                number
+            })
+        });
+        128 + futures_util::future::select_all(waits).await.0
+    }
+    #[cfg(not(unix))]
+    std::future::pending().await
+}
+
+impl Link {
+    fn note_once(&self, key: &'static str, note: &str) {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        if !state.said.contains(&key) {
+            state.said.push(key);
+            drop(state);
+            report(&self.session, note);
+        }
+    }
+
+    /// The headers of a request in the session: its id and protocol version once known.
+    fn session_headers(&self) -> HeaderMap {
+        let state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut headers = HeaderMap::new();
+        if let Some(id) = &state.session_id {
+            headers.insert(SESSION_ID, id.clone());
+        }
+        if let Some(version) = &state.protocol {
+            headers.insert(PROTOCOL_VERSION, version.clone());
+        }
+        headers
+    }
+
+    /// POSTs one message. An `initialize` is waited for up to its response's headers, which
+    /// give the session everything after it needs; anything else is answered in the background.
+    async fn dispatch(self: &Arc<Self>, message: Vec<u8>, flights: &mut JoinSet<()>) {
+        let sent = Sent::read(&message);
+        let mut headers = self.session_headers();
+        headers.insert(
+            http::header::CONTENT_TYPE,
+            HeaderValue::from_static(super::JSON),
+        );
+        headers.insert(
+            http::header::ACCEPT,
+            HeaderValue::from_static("application/json, text/event-stream"),
+        );
+        if let Some(method) = sent.method.as_deref().and_then(header_value) {
+            headers.insert("mcp-method", method);
+        }
+        if let Some(name) = sent.name.as_deref().and_then(header_value) {
+            headers.insert("mcp-name", name);
+        }
+        if let Some(version) = sent.protocol.as_deref().and_then(header_value) {
+            headers.insert(PROTOCOL_VERSION, version);
+        }
+        let request = self.remote.request(Method::POST, &headers).body(message);
+        let initialize = sent.method.as_deref() == Some("initialize");
+        let initialized = sent.method.as_deref() == Some("notifications/initialized");
+        if initialize {
+            let response = request.send().await;
+            if let Ok(response) = &response {
+                self.keep_session(response.headers());
+            }
+            let link = self.clone();
+            flights.spawn(async move { link.answered(&sent, response, true).await });
+            return;
+        }
+        let link = self.clone();
+        flights.spawn(async move {
+            let response = request.send().await;
+            let accepted = response
+                .as_ref()
+                .is_ok_and(|response| response.status().is_success());
+            link.answered(&sent, response, false).await;
+            if initialized && accepted {
+                link.listen().await;
+            }
+        });
+    }
+
+    fn keep_session(&self, headers: &HeaderMap) {
+        if let Some(id) = headers.get(SESSION_ID) {
+            let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+            state.session_id = Some(id.clone());
+        }
+    }
+
+    /// Reads the response to one POST, and gives every request in it that was not answered an
+    /// error.
+    async fn answered(
+        &self,
+        sent: &Sent,
+        response: reqwest::Result<reqwest::Response>,
+        initialize: bool,
+    ) {
+        let why = match response {
+            Ok(response) => self.read_response(response, initialize).await,
+            Err(err) => Some(self.unreachable(&err)),
+        };
+        let why = why.unwrap_or_else(|| {
+            format!(
+                "the upstream {} ended its response without answering",
+                self.remote.url()
+            )
+        });
+        for id in &sent.requests {
+            if let Some(error) = self.session.abandon(id, &why) {
+                let _ = self.out.send(error);
+            }
+        }
+    }
+
+    fn unreachable(&self, err: &reqwest::Error) -> String {
+        let why = format!(
+            "cannot reach the upstream {}: {}",
+            self.remote.url(),
+            error_chain(err)
+        );
+        report(&self.session, &why);
+        why
+    }
+
+    /// Reads a response's messages into the session; what stopped it from answering, when it
+    /// is not simply over.
+    async fn read_response(&self, response: reqwest::Response, initialize: bool) -> Option<String> {
+        let status = response.status();
+        if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN {
+            let why = format!(
+                "the upstream {} answered {status}: it wants credentials; pass them with \
+                 --header 'Authorization: Bearer …' (fence mcp runs no OAuth flow of its own)",
+                self.remote.url()
+            );
+            self.note_once("auth", &why);
+            return Some(why);
+        }
+        if status == StatusCode::NOT_FOUND && self.session_headers().contains_key(SESSION_ID) {
+            let why = format!(
+                "the upstream {} no longer knows this session (404): it expired or the server \
+                 restarted; restart the client to start a new one",
+                self.remote.url()
+            );
+            self.note_once("expired", &why);
+            return Some(why);
+        }
+        if compressed(response.headers()) {
+            let why = "the upstream compressed its response though the proxy asked for none; \
+                       the proxy cannot fence what it cannot read"
+                .to_owned();
+            self.note_once("compressed", &why);
+            return Some(why);
+        }
+        let kind = BodyKind::of(response.headers());
+        match kind {
+            BodyKind::Json => self.read_json(response, initialize).await,
+            BodyKind::EventStream => self.read_stream(response, initialize).await.err(),
+            BodyKind::Other if status.is_success() => None,
+            BodyKind::Other => Some(format!(
+                "the upstream {} answered {status}",
+                self.remote.url()
+            )),
+        }
+    }
+
+    async fn read_json(&self, mut response: reqwest::Response, initialize: bool) -> Option<String> {
+        let status = response.status();
+        let mut body = Vec::new();
+        loop {
+            match response.chunk().await {
+                Ok(Some(chunk)) if body.len() + chunk.len() > self.limit => {
+                    let why = format!(
+                        "the upstream's answer is over the {}-byte limit (--max-message-bytes)",
+                        self.limit
+                    );
+                    report(&self.session, &why);
+                    return Some(why);
+                }
+                Ok(Some(chunk)) => body.extend_from_slice(&chunk),
+                Ok(None) => break,
+                Err(err) => return Some(self.unreachable(&err)),
+            }
+        }
+        if body.iter().all(u8::is_ascii_whitespace) {
+            return (!status.is_success())
+                .then(|| format!("the upstream {} answered {status}", self.remote.url()));
+        }
+        self.upstream_message(&body, initialize);
+        (!status.is_success())
+            .then(|| format!("the upstream {} answered {status}", self.remote.url()))
+    }
+
+    /// Reads a stream's events until it ends; `Err` when it broke off.
+    async fn read_stream(
+        &self,
+        mut response: reqwest::Response,
+        initialize: bool,
+    ) -> Result<Option<String>, String> {
+        let mut framer = Framer::new(self.limit);
+        let mut events = Vec::new();
+        let mut last_id = None;
+        loop {
+            let chunk = match response.chunk().await {
+                Ok(Some(chunk)) => chunk,
+                Ok(None) => break,
+                Err(err) => return Err(self.unreachable(&err)),
+            };
+            framer.feed(&chunk, &mut events);
+            for framed in events.drain(..) {
+                self.framed(framed, initialize, &mut last_id);
+            }
+        }
+        if let Some(framed) = framer.finish() {
+            self.framed(framed, initialize, &mut last_id);
+        }
+        Ok(last_id)
+    }
+
+    fn framed(&self, framed: Framed, initialize: bool, last_id: &mut Option<String>) {
+        match framed {
+            Framed::Event(raw) => {
+                let event = Event::read(&raw);
+                if let Some(id) = event.id() {
+                    *last_id = Some(String::from_utf8_lossy(id).into_owned());
+                }
+                if let Some(message) = event.message() {
+                    self.upstream_message(message, initialize);
+                }
+            }
+            Framed::Oversized(size) => report(
+                &self.session,
+                &format!(
+                    "dropped an event of {size} bytes from the upstream, over the {}-byte limit \
+                     (--max-message-bytes)",
+                    self.limit
+                ),
+            ),
+        }
+    }
+
+    /// One message from the upstream: through the session, then to the client; what goes back
+    /// to the upstream is sent in a POST of its own.
+    fn upstream_message(&self, message: &[u8], initialize: bool) {
+        if initialize {
+            self.keep_protocol(message);
+        }
+        let outcome = self.session.upstream_line(message);
+        for note in &outcome.notes {
+            report(&self.session, note);
+        }
+        match outcome.forward {
+            Forward::AsIs => {
+                let _ = self.out.send(message.to_vec());
+            }
+            Forward::Rewritten(message) => {
+                let _ = self.out.send(message);
+            }
+            Forward::Nothing => {}
+        }
+        for message in outcome.also {
+            let _ = self.out.send(message);
+        }
+        for reply in outcome.reply {
+            let request = self
+                .remote
+                .request(Method::POST, &self.json_headers())
+                .body(reply);
+            tokio::spawn(async move {
+                let _ = request.send().await;
+            });
+        }
+    }
+
+    fn json_headers(&self) -> HeaderMap {
+        let mut headers = self.session_headers();
+        headers.insert(
+            http::header::CONTENT_TYPE,
+            HeaderValue::from_static(super::JSON),
+        );
+        headers.insert(
+            http::header::ACCEPT,
+            HeaderValue::from_static("application/json, text/event-stream"),
+        );
+        headers
+    }
+
+    /// Keeps the protocol version an `initialize` answer negotiated, for the header.
+    fn keep_protocol(&self, message: &[u8]) {
+        #[derive(serde::Deserialize)]
+        struct Answer<'a> {
+            #[serde(borrow)]
+            result: Option<Negotiated<'a>>,
+        }
+        #[derive(serde::Deserialize)]
+        struct Negotiated<'a> {
+            #[serde(rename = "protocolVersion", borrow)]
+            protocol_version: Option<std::borrow::Cow<'a, str>>,
+        }
+        let version = serde_json::from_slice::<Answer<'_>>(message)
+            .ok()
+            .and_then(|answer| answer.result?.protocol_version)
+            .and_then(|version| HeaderValue::from_str(&version).ok());
+        if let Some(version) = version {
+            let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+            state.protocol = Some(version);
+        }
+    }
+
+    /// Opens the GET stream the upstream sends its own messages on, once, and keeps it open:
+    /// when it ends, it is opened again (with `Last-Event-ID`, so nothing is missed) after the
+    /// upstream's `retry`, while the session lasts. A server without one answers 405.
+    async fn listen(&self) {
+        {
+            let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+            if state.listening || state.session_id.is_none() {
+                return;
+            }
+            state.listening = true;
+        }
+        let mut last_id: Option<String> = None;
+        let mut failures = 0u32;
+        while failures < 5 {
+            let mut headers = self.session_headers();
+            headers.insert(http::header::ACCEPT, HeaderValue::from_static(EVENT_STREAM));
+            if let Some(id) = last_id
+                .as_deref()
+                .and_then(|id| HeaderValue::from_str(id).ok())
+            {
+                headers.insert(LAST_EVENT_ID, id);
+            }
+            let response = self.remote.request(Method::GET, &headers).send().await;
+            match response {
+                Ok(response)
+                    if response.status().is_success()
+                        && BodyKind::of(response.headers()) == BodyKind::EventStream =>
+                {
+                    failures = 0;
+                    match self.read_stream(response, false).await {
+                        Ok(Some(id)) => last_id = Some(id),
+                        Ok(None) => {}
+                        Err(_) => failures += 1,
+                    }
+                }
+                Ok(response) if response.status() == StatusCode::METHOD_NOT_ALLOWED => return,
+                Ok(response) if response.status() == StatusCode::NOT_FOUND => return,
+                Ok(_) | Err(_) => failures += 1,
+            }
+            tokio::time::sleep(Duration::from_millis(500 << failures.min(4))).await;
+        }
+    }
+
+    /// Ends the session upstream, when there is one (a server that keeps none answers 405).
+    async fn delete(&self) {
+        let headers = self.session_headers();
+        if !headers.contains_key(SESSION_ID) {
+            return;
+        }
+        let request = self.remote.request(Method::DELETE, &headers).send();
+        let _ = tokio::time::timeout(Duration::from_secs(2), request).await;
+    }
+}
+
+/// An error and its causes, as one line: reqwest's own says only "error sending request".
+pub(crate) fn error_chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
