@@ -4,7 +4,17 @@
 //!
 //! ```text
 //! cargo run -p fence-mcp --example mcp_test_server
+//! cargo run -p fence-mcp --example mcp_test_server -- --http 127.0.0.1:0 [--stateless] [--json]
 //! ```
+//!
+//! With `--http ADDR` the same handler is served by rmcp's Streamable HTTP server at `/mcp`
+//! instead: the server prints `listening http://ADDR/mcp` (the port it bound) on stdout, then
+//! serves until its stdin ends or it is killed. `--stateless` turns rmcp's
+//! `legacy_session_mode` off (no `Mcp-Session-Id`; each request a handler of its own, sharing
+//! the server's state); `--json` turns `json_response` on, which rmcp honours only when
+//! stateless. Over HTTP the JSON-level parts below are absent (`tools/list` has no
+//! `execution` nor vendor field, a `task` param is not answered as a 2025-11-25 task,
+//! `received` stays empty, `garbage` is an error), and `calls` is counted by the handler.
 //!
 //! rmcp 3.11 cannot say everything the tests need, so part of the server is written at the
 //! JSON level, in its transport ([`Stdio`]):
@@ -289,7 +299,8 @@ fn legacy_task(task: &str, status: &str) -> Value {
 #[derive(Clone)]
 struct Server {
     shared: Arc<Shared>,
-    out: Arc<AsyncMutex<Stdout>>,
+    /// The stdio transport's stdout, which `garbage` writes to; `None` over HTTP.
+    out: Option<Arc<AsyncMutex<Stdout>>>,
     tasks: Arc<TaskManager>,
 }
 
@@ -482,18 +493,24 @@ impl Server {
         CallToolResponse::Task(CreateTaskResult::new(task))
     }
 
-    /// Lines that are not JSON-RPC, then a result.
-    async fn garbage(&self) -> CallToolResponse {
+    /// Lines that are not JSON-RPC, then a result. Over HTTP there are no lines: an error.
+    async fn garbage(&self) -> Result<CallToolResponse, ErrorData> {
+        let Some(out) = &self.out else {
+            return Err(ErrorData::internal_error(
+                "garbage writes lines on stdio, and this server speaks HTTP",
+                None,
+            ));
+        };
         for line in [
             "this line is not JSON".to_owned(),
             "{\"jsonrpc\":\"2.0\",\"unterminated\":".to_owned(),
             "[1,2,3]".to_owned(),
             "{\"jsonrpc\":\"2.0\",\"id\":424242,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"an answer to no request\"}]}}".to_owned(),
         ] {
-            let _ = write_line(&self.out, line.as_bytes()).await;
+            let _ = write_line(out, line.as_bytes()).await;
         }
-        let _ = write_line(&self.out, &[0xff, 0xfe, b'{', b'}']).await;
-        text("answered after the garbage")
+        let _ = write_line(out, &[0xff, 0xfe, b'{', b'}']).await;
+        Ok(text("answered after the garbage"))
     }
 
     /// From now on the server outlives its input, with a child of its own.
@@ -583,7 +600,7 @@ impl Server {
             )),
             "slow" => Server::slow(&context).await,
             "task_ext" => Ok(self.task_ext(&context)),
-            "garbage" => Ok(self.garbage().await),
+            "garbage" => self.garbage().await,
             "linger" => self.linger(),
             "escape" => Server::escape(),
             "legacy_task" => Ok(text("legacy_task ran without a task param")),
@@ -684,6 +701,11 @@ impl ServerHandler for Server {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        if self.out.is_none() {
+            // Over HTTP no transport of ours sees the calls: the handler counts them.
+            let name = request.name.to_string();
+            self.shared.calls.lock().unwrap().push(name);
+        }
         self.call(request, context).await
     }
 
@@ -796,11 +818,115 @@ impl ServerHandler for Server {
     }
 }
 
+/// `--http ADDR [--stateless] [--json]`: how to serve over Streamable HTTP.
+struct Http {
+    addr: String,
+    /// rmcp's `legacy_session_mode` off: no `Mcp-Session-Id`, a handler (a clone) per request.
+    stateless: bool,
+    /// rmcp's `json_response` (which it honours only when stateless): a simple answer is
+    /// `application/json`, not an SSE stream.
+    json: bool,
+}
+
+fn http_args() -> Result<Option<Http>, String> {
+    let mut args = std::env::args().skip(1);
+    let (mut addr, mut stateless, mut json) = (None, false, false);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--http" => addr = Some(args.next().ok_or("--http needs an address")?),
+            "--stateless" => stateless = true,
+            "--json" => json = true,
+            other => return Err(format!("unknown argument {other:?}")),
+        }
+    }
+    match addr {
+        Some(addr) => Ok(Some(Http {
+            addr,
+            stateless,
+            json,
+        })),
+        None if stateless || json => Err("--stateless and --json need --http".to_owned()),
+        None => Ok(None),
+    }
+}
+
+/// Serves `server` with rmcp's Streamable HTTP server at `/mcp` (anything else is a 404). Prints
+/// `listening http://ADDR/mcp` once bound, then serves until stdin ends or the process is killed.
+async fn serve_http(server: Server, http: Http) -> Result<(), Box<dyn std::error::Error>> {
+    use http_body_util::BodyExt as _;
+    use hyper_util::rt::TokioIo;
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+    use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+
+    let config = StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(!http.stateless)
+        .with_json_response(http.json);
+    let mcp = StreamableHttpService::new(
+        move || Ok(server.clone()),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    let listener = tokio::net::TcpListener::bind(&http.addr).await?;
+    let addr = listener.local_addr()?;
+    {
+        let mut stdout = tokio::io::stdout();
+        stdout
+            .write_all(format!("listening http://{addr}/mcp\n").as_bytes())
+            .await?;
+        stdout.flush().await?;
+    }
+    // The test that started the server holds its stdin: when it ends, so does the server.
+    tokio::spawn(async {
+        let mut stdin = tokio::io::stdin();
+        let _ = tokio::io::copy(&mut stdin, &mut tokio::io::sink()).await;
+        std::process::exit(0);
+    });
+    loop {
+        let (stream, _) = listener.accept().await?;
+        let mcp = mcp.clone();
+        let service = hyper::service::service_fn(move |request: hyper::Request<_>| {
+            let mut mcp = mcp.clone();
+            async move {
+                if request.uri().path() == "/mcp" {
+                    tower_service::Service::call(&mut mcp, request).await
+                } else {
+                    let mut response = hyper::Response::new(
+                        http_body_util::Full::new(hyper::body::Bytes::from_static(b"not found"))
+                            .boxed(),
+                    );
+                    *response.status_mut() = hyper::StatusCode::NOT_FOUND;
+                    Ok(response)
+                }
+            }
+        });
+        tokio::spawn(async move {
+            let connection = hyper::server::conn::http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), service);
+            // A client that drops a stream it no longer needs (the GET stream of a session, as
+            // it closes) is no failure.
+            if let Err(err) = connection.await
+                && !err.is_incomplete_message()
+            {
+                eprintln!("mcp_test_server: a connection failed: {err}");
+            }
+        });
+    }
+}
+
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let http = http_args().map_err(|err| format!("mcp_test_server: {err}"))?;
     let shared = Arc::new(Shared::default());
     *shared.variants.lock().unwrap() =
         variants(&std::env::var("FENCE_TEST_DEFINITIONS").unwrap_or_default());
+    if let Some(http) = http {
+        let server = Server {
+            shared,
+            out: None,
+            tasks: Arc::new(TaskManager::new()),
+        };
+        return serve_http(server, http).await;
+    }
     let out = Arc::new(AsyncMutex::new(tokio::io::stdout()));
     let transport = Stdio {
         lines: BufReader::new(tokio::io::stdin()).lines(),
@@ -809,7 +935,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let server = Server {
         shared,
-        out,
+        out: Some(out),
         tasks: Arc::new(TaskManager::new()),
     };
     server.serve(transport).await?.waiting().await?;

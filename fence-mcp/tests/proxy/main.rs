@@ -7,5 +7,6 @@ mod agent_turn;
 mod bench;
 mod client;
 mod common;
+mod http_direct;
 mod pin;
 mod robustness;
