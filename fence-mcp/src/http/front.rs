@@ -348,3 +348,79 @@ async fn route(request: Request<Incoming>, front: &Front, backend: &Backend) -> 
     }
     backend.handle(request, front).await
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn front(bound: &str, hosts: &[&str], origins: &[&str]) -> Front {
+        Front {
+            port: 8931,
+            bound: bound.parse().expect("an address"),
+            hosts: hosts.iter().map(|&host| host.to_owned()).collect(),
+            origins: origins.iter().map(|&origin| origin.to_owned()).collect(),
+            limit: 1 << 20,
+            voice: Session::new("test".to_owned(), true),
+        }
+    }
+
+    #[test]
+    fn loopback_names_with_its_own_port_or_none_are_its_hosts() {
+        let front = front("127.0.0.1", &[], &[]);
+        for host in [
+            "localhost:8931",
+            "127.0.0.1:8931",
+            "[::1]:8931",
+            "LOCALHOST",
+            "127.0.0.1",
+        ] {
+            assert!(front.host_allowed(host), "{host}");
+        }
+        for host in [
+            "evil.example:8931",
+            "evil.example",
+            "localhost:8932",
+            "127.0.0.1.evil.example",
+            "localhost.evil.example:8931",
+            "",
+        ] {
+            assert!(!front.host_allowed(host), "{host}");
+        }
+    }
+
+    #[test]
+    fn an_allowed_host_and_the_bound_address_are_hosts_too() {
+        let lan = front("192.168.1.5", &["mcp.internal"], &[]);
+        assert!(lan.host_allowed("mcp.internal:8931"));
+        assert!(lan.host_allowed("mcp.internal"));
+        assert!(lan.host_allowed("192.168.1.5:8931"));
+        assert!(!lan.host_allowed("192.168.1.6:8931"));
+        let any = front("0.0.0.0", &[], &[]);
+        assert!(!any.host_allowed("0.0.0.0:8931"));
+    }
+
+    #[test]
+    fn only_loopback_origins_on_its_port_and_allowed_ones_pass() {
+        let front = front("127.0.0.1", &[], &["https://app.example.com"]);
+        for origin in [
+            "http://localhost:8931",
+            "http://127.0.0.1:8931",
+            "http://[::1]:8931",
+            "http://localhost",
+            "https://app.example.com",
+            "HTTPS://APP.EXAMPLE.COM",
+        ] {
+            assert!(front.origin_allowed(origin), "{origin}");
+        }
+        for origin in [
+            "http://evil.example",
+            "http://localhost:9999",
+            "null",
+            "file://",
+            "http://localhost.evil.example:8931",
+            "https://app.example.com.evil.example",
+        ] {
+            assert!(!front.origin_allowed(origin), "{origin}");
+        }
+    }
+}
