@@ -54,6 +54,18 @@
 //! descriptions are the server author's own words to the model, as a skill's guidance is, and
 //! are not fenced.
 //!
+//! # Streamable HTTP
+//!
+//! With the `http` feature (on by default), either side may be HTTP: [`Options::remote`]
+//! proxies the server at a URL (with [`Options::with_header`] for a static token), and
+//! [`Options::with_listen`] serves the MCP endpoint at `http://ADDR/mcp` instead of stdio, in
+//! front of a remote server or of a stdio server it runs, one process per session. The same
+//! table applies to every JSON body and to every `message` event of an event stream, which is
+//! rewritten event by event with everything else in it kept byte for byte; headers pass
+//! through except the hop-by-hop ones. The front binds loopback addresses only unless
+//! [`Options::with_network_clients`] allows others, and refuses a `Host` or an `Origin` that
+//! is not its own, against DNS rebinding. `docs/mcp-proxy.md` in the repository has the rules.
+//!
 //! # Pinning the upstream's definitions
 //!
 //! With [`Options::with_pin`], the upstream's tools (name, title, description, input and output
@@ -168,9 +180,10 @@ pub use crate::options::{
     DEFAULT_GRACE, DEFAULT_MAX_MESSAGE_BYTES, Options, PinMode, StructuredContent,
 };
 
-/// Runs the proxy: spawns the upstream server, serves MCP on this process's stdin and stdout
-/// until either side ends, and returns the exit status the process should end with (see the
-/// crate docs, "Robustness").
+/// Runs the proxy: spawns the upstream server (or reaches the one at [`Options::url`]), serves
+/// MCP on this process's stdin and stdout (or at [`Options::listen`]'s address) until either
+/// side ends (a listening proxy: until a signal ends it), and returns the exit status the
+/// process should end with (see the crate docs, "Robustness").
 ///
 /// It blocks, running each direction on a thread of its own, and watches SIGTERM, SIGINT and
 /// SIGHUP while it runs (on Unix). Call it from `main`; from inside an async runtime, call it

@@ -40,7 +40,7 @@ impl Remote {
         for (name, value) in options.headers() {
             let parsed = (
                 HeaderName::from_bytes(name.trim().as_bytes()),
-                HeaderValue::from_str(value.trim()),
+                HeaderValue::from_bytes(value.trim().as_bytes()),
             );
             let (Ok(name), Ok(mut value)) = parsed else {
                 return Err(format!(
