@@ -44,13 +44,11 @@ impl<W: Write> Sink<W> {
 
     /// Writes `message` and a `\n`, and flushes. `false` once the other side is gone.
     pub(crate) fn send(&self, message: &mut Vec<u8>) -> bool {
-        message.push(b'\n');
         let mut writer = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
         let sent = match writer.as_mut() {
-            Some(out) => out.write_all(message).and_then(|()| out.flush()).is_ok(),
+            Some(out) => write_line(out, message).is_ok(),
             None => false,
         };
-        message.pop();
         if !sent {
             *writer = None;
         }
@@ -64,6 +62,21 @@ impl<W: Write> Sink<W> {
             .unwrap_or_else(PoisonError::into_inner)
             .take();
     }
+}
+
+/// Writes `message` and a `\n`, and flushes: in one write when the message has room for the
+/// `\n`, else in two rather than copy a large message to grow it.
+pub(crate) fn write_line(out: &mut impl Write, message: &mut Vec<u8>) -> io::Result<()> {
+    if message.len() < message.capacity() {
+        message.push(b'\n');
+        let written = out.write_all(message);
+        message.pop();
+        written?;
+    } else {
+        out.write_all(message)?;
+        out.write_all(b"\n")?;
+    }
+    out.flush()
 }
 
 /// What the proxy says on stderr, each line prefixed with who says it.

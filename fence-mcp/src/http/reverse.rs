@@ -409,17 +409,18 @@ async fn relay_stream(
         };
         framer.feed(&chunk, &mut events);
         for each in events.drain(..) {
-            let Some(out) = rewrite(each, session, remote, headers, limit, &mut resumable) else {
-                continue;
-            };
-            if pieces.send(out.into()).await.is_err() {
-                return;
+            for piece in rewrite(each, session, remote, headers, limit, &mut resumable) {
+                if !piece.is_empty() && pieces.send(piece).await.is_err() {
+                    return;
+                }
             }
         }
     }
     if let Some(each) = framer.finish() {
-        if let Some(out) = rewrite(each, session, remote, headers, limit, &mut resumable) {
-            let _ = pieces.send(out.into()).await;
+        for piece in rewrite(each, session, remote, headers, limit, &mut resumable) {
+            if !piece.is_empty() && pieces.send(piece).await.is_err() {
+                return;
+            }
         }
     }
     if resumable {
@@ -436,7 +437,8 @@ async fn relay_stream(
     }
 }
 
-/// One event of the upstream's stream, as the client receives it.
+/// One event of the upstream's stream, as the client receives it, in pieces (a large message
+/// is not copied again to be framed).
 fn rewrite(
     framed: Framed,
     session: &Session,
@@ -444,7 +446,7 @@ fn rewrite(
     headers: &HeaderMap,
     limit: usize,
     resumable: &mut bool,
-) -> Option<Vec<u8>> {
+) -> Vec<Bytes> {
     let raw = match framed {
         Framed::Event(raw) => raw,
         Framed::Oversized(size) => {
@@ -455,23 +457,26 @@ fn rewrite(
                      limit (--max-message-bytes)"
                 ),
             );
-            return None;
+            return Vec::new();
         }
     };
     let event = Event::read(&raw);
     *resumable |= event.id().is_some_and(|id| !id.is_empty());
     let Some(message) = event.message() else {
-        return Some(raw);
+        return vec![raw.into()];
     };
-    let outcome = session.upstream_line(message);
-    let mut messages = deliver(session, remote, headers, outcome, message).into_iter();
-    let first = messages.next();
-    let mut out = match first.as_deref() {
-        Some(first) if first == message => raw.clone(),
-        first => event.rewritten(first),
+    let mut outcome = session.upstream_line(message);
+    let also = std::mem::take(&mut outcome.also);
+    let forward = std::mem::replace(&mut outcome.forward, Forward::Nothing);
+    deliver(session, remote, headers, outcome, message);
+    let mut pieces = match forward {
+        Forward::AsIs => {
+            drop(event);
+            vec![raw.into()]
+        }
+        Forward::Rewritten(message) => event.rewritten_around(message).into(),
+        Forward::Nothing => vec![event.rewritten(None).into()],
     };
-    for message in messages {
-        out.extend_from_slice(&message_event(&message));
-    }
-    Some(out)
+    pieces.extend(also.iter().map(|message| message_event(message).into()));
+    pieces
 }

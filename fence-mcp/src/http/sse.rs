@@ -242,6 +242,31 @@ impl<'a> Event<'a> {
     }
 }
 
+impl Event<'_> {
+    /// As [`Event::rewritten`] with `message`, in pieces that do not copy it: the lines before
+    /// the data, the message on one `data:` line, and the lines after. A message with a line
+    /// break in it is written on several `data:` lines, in one piece.
+    pub(crate) fn rewritten_around(&self, message: Vec<u8>) -> [bytes::Bytes; 3] {
+        if memchr2(b'\n', b'\r', &message).is_some() {
+            let whole = self.rewritten(Some(&message));
+            return [whole.into(), bytes::Bytes::new(), bytes::Bytes::new()];
+        }
+        let (mut head, mut tail) = (Vec::new(), b"\n".to_vec());
+        let mut seen = false;
+        for (start, end, next) in lines(self.raw) {
+            if matches!(field(&self.raw[start..end]), Some((b"data", _))) {
+                seen = true;
+            } else if seen {
+                tail.extend_from_slice(&self.raw[start..next]);
+            } else {
+                head.extend_from_slice(&self.raw[start..next]);
+            }
+        }
+        head.extend_from_slice(b"data: ");
+        [head.into(), message.into(), tail.into()]
+    }
+}
+
 /// One event of the proxy's own: `message` (so every client reads it as one) carrying
 /// `message`.
 pub(crate) fn message_event(message: &[u8]) -> Vec<u8> {

@@ -8,7 +8,7 @@
 //! protocol's `Mcp-Method` and `Mcp-Name` headers, opens the GET stream for the upstream's own
 //! messages once the session is initialized, and deletes the session when the client leaves.
 
-use std::io::{BufReader, Write};
+use std::io::BufReader;
 use std::process::ExitCode;
 use std::sync::mpsc as std_mpsc;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -94,12 +94,7 @@ pub(crate) async fn serve(options: &Options, engine: &Engine, remote: Arc<Remote
 fn write_lines(lines: &std_mpsc::Receiver<Vec<u8>>) {
     let mut stdout = std::io::stdout().lock();
     for mut line in lines {
-        line.push(b'\n');
-        if stdout
-            .write_all(&line)
-            .and_then(|()| stdout.flush())
-            .is_err()
-        {
+        if crate::proxy::write_line(&mut stdout, &mut line).is_err() {
             return;
         }
     }

@@ -153,6 +153,14 @@ fn rewriting_replaces_the_data_and_keeps_every_other_line_as_it_came() {
         b": c\r\nid: 9\r\ndata: {\"b\":\ndata: 2}\nretry:5\r\n\r\n"
     );
     assert_eq!(event.rewritten(None), b": c\r\nid: 9\r\nretry:5\r\n\r\n");
+    for new in [&b"{\"b\":\n2}"[..], b"{\"b\":2}"] {
+        assert_eq!(
+            event.rewritten_around(new.to_vec()).concat(),
+            event.rewritten(Some(new)),
+            "{}",
+            String::from_utf8_lossy(new)
+        );
+    }
     assert_eq!(message_event(b"{}"), b"event: message\ndata: {}\n\n");
 }
 
