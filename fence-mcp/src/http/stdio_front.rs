@@ -30,6 +30,33 @@ const SESSION_ID: &str = "mcp-session-id";
 const PROTOCOL_VERSION: &str = "mcp-protocol-version";
 const LAST_EVENT_ID: &str = "last-event-id";
 
+/// What reading one response came to.
+#[derive(Debug, Default)]
+struct Read {
+    /// What stopped it from answering, when it did not simply end.
+    why: Option<String>,
+    /// The id of its stream's last event, to resume it from.
+    last_id: Option<String>,
+    /// How many events it had.
+    events: u32,
+}
+
+impl Read {
+    fn failed(why: String) -> Read {
+        Read {
+            why: Some(why),
+            ..Read::default()
+        }
+    }
+
+    fn failed_or_done(why: Option<String>) -> Read {
+        Read {
+            why,
+            ..Read::default()
+        }
+    }
+}
+
 /// The proxy's link to the upstream, shared by every request in flight.
 struct Link {
     remote: Arc<Remote>,
@@ -242,18 +269,52 @@ impl Link {
     }
 
     /// Reads the response to one POST, and gives every request in it that was not answered an
-    /// error.
+    /// error. An event stream that ends (or breaks off) with a request unanswered is resumed
+    /// with a GET and its last event's id, as a client's transport does, while that brings
+    /// events (up to three times in a row without one, ten times in all).
     async fn answered(
         &self,
         sent: &Sent,
         response: reqwest::Result<reqwest::Response>,
         initialize: bool,
     ) {
-        let why = match response {
+        let mut read = match response {
             Ok(response) => self.read_response(response, initialize).await,
-            Err(err) => Some(self.unreachable(&err)),
+            Err(err) => Read::failed(self.unreachable(&err)),
         };
-        let why = why.unwrap_or_else(|| {
+        let (mut tries, mut total) = (0, 0);
+        while let Some(last_id) = read.last_id.clone() {
+            let waiting = sent.requests.iter().any(|id| self.session.waiting(id));
+            if !waiting || tries == 3 || total == 10 {
+                break;
+            }
+            tries += 1;
+            total += 1;
+            let mut headers = self.session_headers();
+            headers.insert(http::header::ACCEPT, HeaderValue::from_static(EVENT_STREAM));
+            let Ok(id) = HeaderValue::from_str(&last_id) else {
+                break;
+            };
+            headers.insert(LAST_EVENT_ID, id);
+            tokio::time::sleep(Duration::from_millis(100 * tries)).await;
+            match self.remote.request(Method::GET, &headers).send().await {
+                Ok(response)
+                    if response.status().is_success()
+                        && BodyKind::of(response.headers()) == BodyKind::EventStream =>
+                {
+                    let resumed = self.read_stream(response, initialize).await;
+                    if resumed.events > 0 {
+                        tries = 0;
+                    }
+                    read = Read {
+                        last_id: resumed.last_id.or(read.last_id),
+                        ..resumed
+                    };
+                }
+                Ok(_) | Err(_) => break,
+            }
+        }
+        let why = read.why.unwrap_or_else(|| {
             format!(
                 "the upstream {} ended its response without answering",
                 self.remote.url()
@@ -276,9 +337,21 @@ impl Link {
         why
     }
 
-    /// Reads a response's messages into the session; what stopped it from answering, when it
-    /// is not simply over.
-    async fn read_response(&self, response: reqwest::Response, initialize: bool) -> Option<String> {
+    /// Reads a response's messages into the session: what stopped it from answering, when it
+    /// is not simply over, and the id to resume its stream from.
+    async fn read_response(&self, response: reqwest::Response, initialize: bool) -> Read {
+        let kind = BodyKind::of(response.headers());
+        if kind == BodyKind::EventStream
+            && response.status().is_success()
+            && !compressed(response.headers())
+        {
+            return self.read_stream(response, initialize).await;
+        }
+        Read::failed_or_done(self.read_other(response, initialize).await)
+    }
+
+    /// Reads a response that is not an event stream; what stopped it from answering.
+    async fn read_other(&self, response: reqwest::Response, initialize: bool) -> Option<String> {
         let status = response.status();
         if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN {
             let why = format!(
@@ -308,9 +381,9 @@ impl Link {
         let kind = BodyKind::of(response.headers());
         match kind {
             BodyKind::Json => self.read_json(response, initialize).await,
-            BodyKind::EventStream => self.read_stream(response, initialize).await.err(),
             BodyKind::Other if status.is_success() => None,
-            BodyKind::Other => Some(format!(
+            // An event stream of an error status: the stream itself is read by the caller.
+            BodyKind::EventStream | BodyKind::Other => Some(format!(
                 "the upstream {} answered {status}",
                 self.remote.url()
             )),
@@ -344,38 +417,42 @@ impl Link {
             .then(|| format!("the upstream {} answered {status}", self.remote.url()))
     }
 
-    /// Reads a stream's events until it ends; `Err` when it broke off.
-    async fn read_stream(
-        &self,
-        mut response: reqwest::Response,
-        initialize: bool,
-    ) -> Result<Option<String>, String> {
+    /// Reads a stream's events until it ends or breaks off.
+    async fn read_stream(&self, mut response: reqwest::Response, initialize: bool) -> Read {
         let mut framer = Framer::new(self.limit);
         let mut events = Vec::new();
-        let mut last_id = None;
+        let mut read = Read::default();
         loop {
             let chunk = match response.chunk().await {
                 Ok(Some(chunk)) => chunk,
                 Ok(None) => break,
-                Err(err) => return Err(self.unreachable(&err)),
+                Err(err) => {
+                    read.why = Some(format!(
+                        "the upstream's event stream broke off: {}",
+                        error_chain(&err)
+                    ));
+                    break;
+                }
             };
             framer.feed(&chunk, &mut events);
             for framed in events.drain(..) {
-                self.framed(framed, initialize, &mut last_id);
+                self.framed(framed, initialize, &mut read);
             }
         }
         if let Some(framed) = framer.finish() {
-            self.framed(framed, initialize, &mut last_id);
+            self.framed(framed, initialize, &mut read);
         }
-        Ok(last_id)
+        read
     }
 
-    fn framed(&self, framed: Framed, initialize: bool, last_id: &mut Option<String>) {
+    fn framed(&self, framed: Framed, initialize: bool, read: &mut Read) {
+        read.events += 1;
         match framed {
             Framed::Event(raw) => {
                 let event = Event::read(&raw);
                 if let Some(id) = event.id() {
-                    *last_id = Some(String::from_utf8_lossy(id).into_owned());
+                    read.last_id =
+                        Some(String::from_utf8_lossy(id).into_owned()).filter(|id| !id.is_empty());
                 }
                 if let Some(message) = event.message() {
                     self.upstream_message(message, initialize);
@@ -489,10 +566,10 @@ impl Link {
                         && BodyKind::of(response.headers()) == BodyKind::EventStream =>
                 {
                     failures = 0;
-                    match self.read_stream(response, false).await {
-                        Ok(Some(id)) => last_id = Some(id),
-                        Ok(None) => {}
-                        Err(_) => failures += 1,
+                    let read = self.read_stream(response, false).await;
+                    last_id = read.last_id.or(last_id);
+                    if read.why.is_some() {
+                        failures += 1;
                     }
                 }
                 Ok(response) if response.status() == StatusCode::METHOD_NOT_ALLOWED => return,

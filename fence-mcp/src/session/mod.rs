@@ -494,6 +494,22 @@ impl Session {
         })
     }
 
+    /// Whether the request with exactly the id `id` is still waiting for its answer.
+    #[cfg(feature = "http")]
+    pub(crate) fn waiting(&self, id: &RawValue) -> bool {
+        let Ok(keys) = ids::keys(id) else {
+            return false;
+        };
+        let mut state = self.state();
+        match state.client.find(&keys) {
+            Found::One(handle) => state
+                .client
+                .get_mut(handle)
+                .is_some_and(|pending| pending.id.get() == id.get()),
+            Found::None | Found::Several => false,
+        }
+    }
+
     /// How many requests the upstream left unanswered when it closed its output.
     pub(crate) fn unanswered(&self) -> usize {
         self.state().unanswered
