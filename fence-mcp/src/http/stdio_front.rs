@@ -256,7 +256,8 @@ impl Link {
                 .is_ok_and(|response| response.status().is_success());
             link.answered(&sent, response, false).await;
             if initialized && accepted {
-                link.listen().await;
+                // Not a flight: the client leaving does not wait for it.
+                tokio::spawn(async move { link.listen().await });
             }
         });
     }
