@@ -148,3 +148,117 @@ mod tests {
         assert_eq!(base64(b"a"), "YQ==");
     }
 }
+
+/// What the 2026-07-28 protocol's `Mcp-Param-*` headers repeat of a `tools/call`'s arguments:
+/// each tool's properties its input schema annotates with `x-mcp-header`, learnt from the
+/// `tools/list` answers the proxy forwards, when the proxy is the HTTP client.
+#[derive(Debug, Default)]
+pub(crate) struct ParamHeaders {
+    /// Tool name to (property path, header name) pairs.
+    tools: std::collections::HashMap<String, Vec<(Vec<String>, String)>>,
+}
+
+impl ParamHeaders {
+    /// Learns the annotations of the tools an upstream message lists, if it lists any.
+    pub(crate) fn learn(&mut self, message: &[u8]) {
+        if memchr::memmem::find(message, b"x-mcp-header").is_none() {
+            return;
+        }
+        let Ok(message) = serde_json::from_slice::<serde_json::Value>(message) else {
+            return;
+        };
+        let Some(tools) = message["result"]["tools"].as_array() else {
+            return;
+        };
+        for tool in tools {
+            let Some(name) = tool["name"].as_str() else {
+                continue;
+            };
+            let mut found = Vec::new();
+            annotations(&tool["inputSchema"], &mut Vec::new(), &mut found);
+            self.tools.insert(name.to_owned(), found);
+        }
+    }
+
+    /// The `Mcp-Param-*` headers of a `tools/call` of `tool`, from the request's JSON.
+    pub(crate) fn headers(&self, tool: &str, request: &[u8]) -> Vec<(String, http::HeaderValue)> {
+        let Some(annotated) = self.tools.get(tool).filter(|found| !found.is_empty()) else {
+            return Vec::new();
+        };
+        let Ok(request) = serde_json::from_slice::<serde_json::Value>(request) else {
+            return Vec::new();
+        };
+        let arguments = &request["params"]["arguments"];
+        annotated
+            .iter()
+            .filter_map(|(path, header)| {
+                let value = path
+                    .iter()
+                    .try_fold(arguments, |value, key| value.get(key))?;
+                let text = match value {
+                    serde_json::Value::String(text) => text.clone(),
+                    serde_json::Value::Bool(_) | serde_json::Value::Number(_) => value.to_string(),
+                    _ => return None,
+                };
+                Some((format!("mcp-param-{header}"), header_value(&text)?))
+            })
+            .collect()
+    }
+}
+
+/// Every `x-mcp-header` on a property reached from `schema` through `properties` alone.
+fn annotations(
+    schema: &serde_json::Value,
+    path: &mut Vec<String>,
+    found: &mut Vec<(Vec<String>, String)>,
+) {
+    let Some(properties) = schema
+        .get("properties")
+        .and_then(serde_json::Value::as_object)
+    else {
+        return;
+    };
+    for (name, property) in properties {
+        path.push(name.clone());
+        if let Some(header) = property
+            .get("x-mcp-header")
+            .and_then(serde_json::Value::as_str)
+        {
+            if !header.is_empty() && http::HeaderName::from_bytes(header.as_bytes()).is_ok() {
+                found.push((path.clone(), header.to_owned()));
+            }
+        }
+        annotations(property, path, found);
+        path.pop();
+    }
+}
+
+#[cfg(test)]
+mod param_tests {
+    use super::*;
+
+    #[test]
+    fn annotated_arguments_become_param_headers() {
+        let mut params = ParamHeaders::default();
+        params.learn(
+            br#"{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"query","inputSchema":{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"},"opts":{"type":"object","properties":{"dry":{"type":"boolean","x-mcp-header":"Dry-Run"}}},"text":{"type":"string"}}}},{"name":"plain","inputSchema":{"type":"object"}}]}}"#,
+        );
+        let headers = params.headers(
+            "query",
+            br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"query","arguments":{"region":"eu west","opts":{"dry":true},"text":"x"}}}"#,
+        );
+        let headers: Vec<_> = headers
+            .iter()
+            .map(|(name, value)| (name.as_str(), value.to_str().unwrap()))
+            .collect();
+        assert_eq!(
+            headers,
+            [
+                ("mcp-param-Dry-Run", "true"),
+                ("mcp-param-Region", "eu west")
+            ]
+        );
+        assert!(params.headers("plain", b"{}").is_empty());
+        assert!(params.headers("unknown", b"{}").is_empty());
+    }
+}

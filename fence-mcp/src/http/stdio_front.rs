@@ -19,7 +19,7 @@ use http::{HeaderMap, HeaderValue, Method, StatusCode};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
-use super::message::{Sent, header_value};
+use super::message::{ParamHeaders, Sent, header_value};
 use super::sse::{Event, Framed, Framer};
 use super::{BodyKind, EVENT_STREAM, Remote, compressed};
 use crate::options::Options;
@@ -75,6 +75,8 @@ struct LinkState {
     listening: bool,
     /// Notes already made, so each is made once.
     said: Vec<&'static str>,
+    /// The `Mcp-Param-*` headers the listed tools ask for.
+    params: ParamHeaders,
 }
 
 /// Serves the stdio client on this process's stdin and stdout until it leaves.
@@ -232,6 +234,14 @@ impl Link {
         }
         if let Some(name) = sent.name.as_deref().and_then(header_value) {
             headers.insert("mcp-name", name);
+        }
+        if let (Some("tools/call"), Some(tool)) = (sent.method.as_deref(), sent.name.as_deref()) {
+            let state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+            for (name, value) in state.params.headers(tool, &message) {
+                if let Ok(name) = http::HeaderName::from_bytes(name.as_bytes()) {
+                    headers.insert(name, value);
+                }
+            }
         }
         if let Some(version) = sent.protocol.as_deref().and_then(header_value) {
             headers.insert(PROTOCOL_VERSION, version);
@@ -479,6 +489,10 @@ impl Link {
         let outcome = self.session.upstream_line(message);
         for note in &outcome.notes {
             report(&self.session, note);
+        }
+        if !matches!(outcome.forward, Forward::Nothing) {
+            let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+            state.params.learn(message);
         }
         match outcome.forward {
             Forward::AsIs => {
