@@ -6,7 +6,7 @@
 
 use std::borrow::Cow;
 
-use fence_runtime::{Source, fence, neutralise_bytes, parse};
+use fence_runtime::{Neutraliser, Source, fence, parse};
 use memchr::memmem;
 use serde_json::value::RawValue;
 
@@ -273,11 +273,13 @@ fn write_fenced_escaped(escaped: &[u8], source: &Source, out: &mut Vec<u8>) {
     let (head, tail) = empty
         .as_str()
         .split_at(empty.as_str().find('\n').map_or(0, |at| at + 1));
-    let content = neutralise_bytes(escaped);
-    out.reserve(content.len() + head.len() + tail.len() + 16);
+    // Neutralised straight into `out`, with room for a few markers: no copy in between.
+    out.reserve(escaped.len() + head.len() + tail.len() + 256);
     json::write_string(out, head);
     out.pop();
-    out.extend_from_slice(&content);
+    let mut neutraliser = Neutraliser::new();
+    neutraliser.push_bytes(escaped, out);
+    neutraliser.finish_bytes(out);
     let quote = out.len();
     json::write_string(out, tail);
     out.remove(quote);

@@ -24,7 +24,9 @@ impl Session {
     ) -> Outcome {
         let respelled = id.get() != pending.id.get();
         let mut fencing = self.fencing();
-        let mut out = Vec::with_capacity(json.len() + 256);
+        // Room for the fence and for neutralising a marker every 1,000 bytes or so, so that a
+        // large answer is not copied to grow.
+        let mut out = Vec::with_capacity(json.len() + json.len() / 48 + 256);
         let written = members.write_each(&mut out, |name, value, out| match name {
             "id" if respelled => {
                 out.extend_from_slice(pending.id.get().as_bytes());
@@ -157,7 +159,9 @@ impl Session {
 
     pub(super) fn task_notification(&self, json: &str, members: &Members<'_>) -> Outcome {
         let mut rules = self.fencing();
-        let mut out = Vec::with_capacity(json.len() + 256);
+        // Room for the fence and for neutralising a marker every 1,000 bytes or so, so that a
+        // large answer is not copied to grow.
+        let mut out = Vec::with_capacity(json.len() + json.len() / 48 + 256);
         let written = members.write_each(&mut out, |name, value, out| {
             if name == "params" {
                 let source = self.task_source(fencing::task_id(value).as_deref());
