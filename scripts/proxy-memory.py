@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The proxy's peak memory on one large tool result, by hand.
 
-    cargo build --release -p fence-cli -p fence-mcp --example mcp_test_server
+    cargo build --release -p fence-cli && cargo build --release -p fence-mcp --example mcp_test_server
     python3 scripts/proxy-memory.py [--bytes 10000000]
 
 For each shape — `fence mcp -- SERVER` (stdio), `fence mcp --url URL` (a stdio client, the
