@@ -1138,10 +1138,26 @@ fn listen_on_every_address_is_refused_without_the_flag() {
             "http://127.0.0.1:9/mcp",
         ])
         .stdin(Stdio::null())
-        .output()
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
         .unwrap();
-    assert_eq!(output.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    // Killed if it listens after all, so a regression fails rather than hangs.
+    let mut refused = KillOnDrop(output);
+    let deadline = Instant::now() + PATIENCE;
+    let status = loop {
+        if let Some(status) = refused.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "--listen 0.0.0.0:0 was not refused"
+        );
+        thread::sleep(Duration::from_millis(10));
+    };
+    assert_eq!(status.code(), Some(2));
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut refused.stderr.take().unwrap(), &mut stderr).unwrap();
     assert!(
         stderr.contains("--allow-network-clients-without-auth"),
         "{stderr}"
