@@ -210,7 +210,9 @@ pub(crate) async fn read_body(
             continue;
         };
         if bytes.len() + data.len() > limit {
-            bytes.extend_from_slice(&data[..limit.saturating_sub(bytes.len())]);
+            // The whole frame, for its ids: what is past the limit in it is the rest of the
+            // body too.
+            bytes.extend_from_slice(&data);
             return Err(oversized(bytes, body, limit, session).await);
         }
         bytes.extend_from_slice(&data);

@@ -399,7 +399,13 @@ async fn relay_stream(
     let mut resumable = false;
     let mut broke = None;
     loop {
-        let chunk = match response.chunk().await {
+        // A client that has gone is noticed at once, not at the upstream's next event: the
+        // upstream's stream is dropped with it.
+        let next = tokio::select! {
+            next = response.chunk() => next,
+            () = pieces.closed() => return,
+        };
+        let chunk = match next {
             Ok(Some(chunk)) => chunk,
             Ok(None) => break,
             Err(err) => {

@@ -8,5 +8,6 @@ mod bench;
 mod client;
 mod common;
 mod http_direct;
+mod http_robustness;
 mod pin;
 mod robustness;
