@@ -355,40 +355,14 @@ impl Server {
             return json_response(StatusCode::OK, super::joined(messages));
         }
         let (pieces, stream) = streamed();
-        let ids: Vec<String> = sent.requests.iter().map(|id| id.get().to_owned()).collect();
-        let requests = sent.requests;
-        let input = self.input.clone();
-        let stateless = self.stateless;
-        tokio::spawn(async move {
-            for message in first {
-                if pieces.send(message_event(&message).into()).await.is_err() {
-                    return;
-                }
-            }
-            let mut left = ids.len();
-            while left > 0 {
-                let Some(message) = answered.recv().await else {
-                    return;
-                };
-                if answers_one_of(&message, &ids) {
-                    left -= 1;
-                }
-                if pieces.send(message_event(&message).into()).await.is_err() {
-                    if stateless {
-                        // In 2026-07-28, a client closing the stream cancels its request.
-                        for id in &requests {
-                            let mut cancel = format!(
-                                r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{},"reason":"the client closed its stream"}}}}"#,
-                                id.get()
-                            )
-                            .into_bytes();
-                            input.send(&mut cancel);
-                        }
-                    }
-                    return;
-                }
-            }
-        });
+        tokio::spawn(stream_answers(
+            first,
+            answered,
+            pieces,
+            sent.requests,
+            self.input.clone(),
+            self.stateless,
+        ));
         let mut response = Response::new(stream);
         response.headers_mut().insert(
             http::header::CONTENT_TYPE,
@@ -514,6 +488,55 @@ impl Server {
     }
 }
 
+/// Sends a POST's answers on its event stream: `first` (the proxy's own), then each message
+/// routed to it, until every request of `requests` is answered or the client closes the stream,
+/// which in the stateless 2026-07-28 protocol cancels the requests still waiting.
+async fn stream_answers(
+    first: Vec<Vec<u8>>,
+    mut answered: mpsc::UnboundedReceiver<Vec<u8>>,
+    pieces: mpsc::Sender<Bytes>,
+    requests: Vec<Box<serde_json::value::RawValue>>,
+    input: Arc<Sink<std::process::ChildStdin>>,
+    stateless: bool,
+) {
+    let ids: Vec<String> = requests.iter().map(|id| id.get().to_owned()).collect();
+    for message in first {
+        if pieces.send(message_event(&message).into()).await.is_err() {
+            return;
+        }
+    }
+    let mut unanswered = ids;
+    while !unanswered.is_empty() {
+        let message = tokio::select! {
+            message = answered.recv() => message,
+            () = pieces.closed() => None,
+        };
+        let Some(message) = message else {
+            break;
+        };
+        if let Some(id) = answer_id(&message) {
+            unanswered.retain(|waiting| *waiting != id);
+        }
+        if pieces.send(message_event(&message).into()).await.is_err() {
+            break;
+        }
+    }
+    if stateless && pieces.is_closed() {
+        // In 2026-07-28, a client closing the stream cancels its requests.
+        for id in requests
+            .iter()
+            .filter(|id| unanswered.iter().any(|waiting| waiting == id.get()))
+        {
+            let mut cancel = format!(
+                r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{},"reason":"the client closed its stream"}}}}"#,
+                id.get()
+            )
+            .into_bytes();
+            input.send(&mut cancel);
+        }
+    }
+}
+
 /// The id of an answer (a message with an `id` and no `method`), as its exact JSON.
 fn answer_id(message: &[u8]) -> Option<String> {
     let text = std::str::from_utf8(message).ok()?;
@@ -523,8 +546,4 @@ fn answer_id(message: &[u8]) -> Option<String> {
         return None;
     }
     Some(members.one("id").ok()??.get().to_owned())
-}
-
-fn answers_one_of(message: &[u8], ids: &[String]) -> bool {
-    answer_id(message).is_some_and(|id| ids.contains(&id))
 }

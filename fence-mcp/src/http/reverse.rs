@@ -242,6 +242,10 @@ impl Reverse {
                 withheld(&session, &sent, extra, &why)
             }
             _ => {
+                if !status.is_success() {
+                    // The client reads the status as its requests' failure: none is waiting.
+                    let _ = abandoned(&session, &sent.requests, "");
+                }
                 let stream = futures_util::TryStreamExt::map_ok(response.bytes_stream(), |bytes| {
                     hyper::body::Frame::data(bytes)
                 });
