@@ -1,5 +1,5 @@
-//! The upstream at a URL: one HTTP client (reqwest, with rustls over the system's roots for
-//! `https`), the headers the operator gave, and what the proxy asks of every response.
+//! The upstream at a URL: one HTTP client (reqwest, with rustls and the platform's certificate
+//! verifier for `https`), the headers the operator gave, and what the proxy asks of every response.
 
 use std::time::Duration;
 
@@ -50,9 +50,6 @@ impl Remote {
             value.set_sensitive(true);
             headers.append(name, value);
         }
-        // rustls without a process-wide provider picks none: install ring's, unless the
-        // program embedding the proxy installed one already.
-        let _ = rustls::crypto::ring::default_provider().install_default();
         let client = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(10))
             .tcp_nodelay(true)
