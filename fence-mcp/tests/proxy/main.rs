@@ -8,5 +8,10 @@ mod bench;
 mod client;
 mod common;
 mod http_direct;
+mod http_proxied;
+#[path = "../support/listening.rs"]
+mod listening;
+#[path = "../support/oracle.rs"]
+mod oracle;
 mod pin;
 mod robustness;
