@@ -19,10 +19,7 @@
 // Roots are deprecated by rmcp 3.11 (SEP-2577), yet clients and servers use them today.
 #![allow(deprecated)]
 
-use std::io::{BufRead, BufReader};
-use std::ops::{Deref, DerefMut};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::process::Command;
 use std::thread;
 
 use rmcp::model::{CallToolRequestParams, ClientConfig, ListRootsResult};
@@ -32,6 +29,7 @@ use rmcp::{ClientHandler, ErrorData, ServiceExt};
 use serde_json::{Value, json};
 
 use crate::common::{PATIENCE, binaries};
+pub(crate) use crate::listening::{Announced, KillOnDrop, spawn_announcing};
 
 /// The test server's HTTP modes: `--http 127.0.0.1:0` and its flags.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,58 +66,12 @@ impl HttpMode {
     }
 }
 
-/// A child process killed (and reaped) when dropped. Derefs to the [`Child`].
-pub(crate) struct KillOnDrop(pub(crate) Child);
-
-impl Deref for KillOnDrop {
-    type Target = Child;
-    fn deref(&self) -> &Child {
-        &self.0
-    }
-}
-
-impl DerefMut for KillOnDrop {
-    fn deref_mut(&mut self) -> &mut Child {
-        &mut self.0
-    }
-}
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// Starts `command` with stdin and stdout piped (stderr inherited) and waits, up to
 /// [`PATIENCE`], for its first stdout line, which must be `listening URL`: the process, and the
 /// URL. Its stdout is read on to its end, so it never blocks on a full pipe; its stdin stays
-/// open in the [`Child`] (the test server exits when it ends).
-pub(crate) fn spawn_listening(mut command: Command) -> (KillOnDrop, String) {
-    let mut child = KillOnDrop(
-        command
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("the server starts"),
-    );
-    let stdout = child.stdout.take().expect("stdout is piped");
-    let (send, first) = mpsc::channel();
-    thread::spawn(move || {
-        let mut lines = BufReader::new(stdout).lines();
-        let _ = send.send(lines.next());
-        for _ in lines {}
-    });
-    let line = match first.recv_timeout(PATIENCE) {
-        Ok(Some(Ok(line))) => line,
-        other => panic!("no `listening URL` line within {PATIENCE:?}: {other:?}"),
-    };
-    let url = line
-        .strip_prefix("listening ")
-        .unwrap_or_else(|| panic!("not a `listening URL` line: {line:?}"))
-        .to_owned();
-    (child, url)
+/// open in the [`Child`](std::process::Child) (the test server exits when it ends).
+pub(crate) fn spawn_listening(command: Command) -> (KillOnDrop, String) {
+    spawn_announcing(command, Announced::Stdout, PATIENCE)
 }
 
 /// `mcp_test_server --http 127.0.0.1:0` in `mode`: the server, and its URL
@@ -157,6 +109,8 @@ impl ClientHandler for HttpClient {
 
 /// rmcp's Streamable HTTP client (reqwest, plain http), initialized with `url`'s server.
 pub(crate) async fn rmcp_http_client(url: &str) -> RunningService<RoleClient, HttpClient> {
+    // No crypto provider is installed first: fence-mcp's `http` feature must not leave the
+    // reqwest that rmcp's client shares without one (building that client would panic).
     let transport = StreamableHttpClientTransport::from_uri(url);
     match tokio::time::timeout(PATIENCE, HttpClient.serve(transport)).await {
         Ok(Ok(client)) => client,

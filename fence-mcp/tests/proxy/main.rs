@@ -8,6 +8,11 @@ mod bench;
 mod client;
 mod common;
 mod http_direct;
+mod http_proxied;
 mod http_robustness;
+#[path = "../support/listening.rs"]
+mod listening;
+#[path = "../support/oracle.rs"]
+mod oracle;
 mod pin;
 mod robustness;
