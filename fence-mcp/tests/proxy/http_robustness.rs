@@ -321,7 +321,6 @@ impl Listening {
 }
 
 fn client() -> reqwest::Client {
-    let _ = rustls::crypto::ring::default_provider().install_default();
     reqwest::Client::builder()
         .timeout(PATIENCE)
         .build()
