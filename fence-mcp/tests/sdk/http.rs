@@ -49,15 +49,31 @@ pub(crate) fn python_http_server(stateless: bool, json: bool) -> (KillOnDrop, St
 /// `{"error": …}` (see the driver's docs). Panics if the driver fails or takes over
 /// [`PATIENCE`]. Call [`installed`] first.
 pub(crate) fn python_http_driver(url: &str) -> Value {
+    let mut command = Command::new(python());
+    command.arg(here().join("http_driver.py")).arg(url);
+    http_driver("http_driver.py", command, url)
+}
+
+/// Runs `http_driver.mjs URL`, the TypeScript SDK's Streamable HTTP client, and returns its
+/// report, of [`python_http_driver`]'s shape (its `initialize` holds what the SDK kept of the
+/// server's answer, and `logged` what it reported as errors).
+pub(crate) fn ts_http_driver(url: &str) -> Value {
+    let mut command = Command::new("node");
+    command
+        .arg(here().join("http_driver.mjs"))
+        .arg(url)
+        .env("FENCE_SDK_DIR", crate::sdk_dir());
+    http_driver("http_driver.mjs", command, url)
+}
+
+fn http_driver(name: &str, mut command: Command, url: &str) -> Value {
     let mut driver = KillOnDrop(
-        Command::new(python())
-            .arg(here().join("http_driver.py"))
-            .arg(url)
+        command
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .expect("http_driver.py starts"),
+            .unwrap_or_else(|err| panic!("{name} starts: {err}")),
     );
     let read = |mut pipe: Box<dyn Read + Send>| {
         thread::spawn(move || {
@@ -75,17 +91,17 @@ pub(crate) fn python_http_driver(url: &str) -> Value {
         }
         assert!(
             Instant::now() < deadline,
-            "http_driver.py {url}: no report within {PATIENCE:?}"
+            "{name} {url}: no report within {PATIENCE:?}"
         );
         thread::sleep(Duration::from_millis(20));
     };
     let (stdout, stderr) = (stdout.join().unwrap(), stderr.join().unwrap());
     assert!(
         status.success(),
-        "http_driver.py {url}: {status}\n{stdout}\n{stderr}"
+        "{name} {url}: {status}\n{stdout}\n{stderr}"
     );
     serde_json::from_str(&stdout)
-        .unwrap_or_else(|err| panic!("http_driver.py {url}: {err}: {stdout}\n{stderr}"))
+        .unwrap_or_else(|err| panic!("{name} {url}: {err}: {stdout}\n{stderr}"))
 }
 
 /// The text of a result's content block `index`.

@@ -22,7 +22,7 @@ use std::process::Command;
 use fence_runtime::parse;
 use serde_json::Value;
 
-use crate::http::{KillOnDrop, PATIENCE, python_http_driver, python_http_server};
+use crate::http::{KillOnDrop, PATIENCE, python_http_driver, python_http_server, ts_http_driver};
 use crate::listening::{Announced, spawn_announcing};
 use crate::oracle::assert_fenced_run;
 use crate::{fence, installed, live, test_server};
@@ -92,13 +92,24 @@ fn live_markers(report: &Value) -> Vec<String> {
 /// by the oracle (see the module's docs), once `adjust` has made of the proxied report what
 /// the direct server would have said (for what differs between two servers, not the proxy).
 fn check(case: &str, url: &str, args: &[&std::ffi::OsStr], adjust: fn(&mut Value)) {
-    let direct = python_http_driver(url);
+    check_with(python_http_driver, case, url, args, adjust);
+}
+
+/// [`check`] with the driver `drive` (the Python or the TypeScript SDK's).
+fn check_with(
+    drive: fn(&str) -> Value,
+    case: &str,
+    url: &str,
+    args: &[&std::ffi::OsStr],
+    adjust: fn(&mut Value),
+) {
+    let direct = drive(url);
     assert!(
         !live_markers(&direct).is_empty(),
         "{case}: directly, the forged markers arrive live: {direct}"
     );
     let (_proxy, proxy_url) = listen(args);
-    let mut proxied = python_http_driver(&proxy_url);
+    let mut proxied = drive(&proxy_url);
     assert_eq!(proxied["url"].as_str(), Some(proxy_url.as_str()));
     proxied["url"] = direct["url"].clone();
     adjust(&mut proxied);
@@ -215,5 +226,57 @@ fn rmcp_stdio_server_through_listen() {
         &url,
         &["--".as_ref(), test_server().as_os_str()],
         without_execution,
+    );
+}
+
+/// The TypeScript SDK's Streamable HTTP client, a third client with its own reading of event
+/// streams, through `--listen --url` to the Python SDK's server (SSE and JSON) and to rmcp's.
+#[test]
+fn typescript_client_through_listen_url() {
+    if !installed() {
+        return;
+    }
+    for (stateless, json) in [(false, false), (true, true)] {
+        let (_server, url) = python_http_server(stateless, json);
+        check_with(
+            ts_http_driver,
+            &format!("TypeScript client, http_server.py stateless={stateless} json={json}"),
+            &url,
+            &["--url".as_ref(), url.as_ref()],
+            |_| {},
+        );
+    }
+    let (_server, url) = rmcp_http_server(&[]);
+    check_with(
+        ts_http_driver,
+        "TypeScript client, mcp_test_server --http",
+        &url,
+        &["--url".as_ref(), url.as_ref()],
+        |_| {},
+    );
+}
+
+/// The TypeScript client through `--listen -- SERVER`, against the same server over HTTP
+/// directly.
+#[test]
+fn typescript_client_through_listen_to_a_stdio_server() {
+    if !installed() {
+        return;
+    }
+    let (_server, url) = rmcp_http_server(&[]);
+    check_with(
+        ts_http_driver,
+        "TypeScript client, mcp_test_server on stdio through --listen -- SERVER",
+        &url,
+        &["--".as_ref(), test_server().as_os_str()],
+        |report| {
+            without_execution(report);
+            // The stdio server's vendor field on the list, which its HTTP mode does not write
+            // and the TypeScript SDK keeps (the Python SDK drops it).
+            let vendor = report["tools/list"]
+                .as_object_mut()
+                .and_then(|list| list.remove("x-vendor"));
+            assert!(vendor.is_some(), "the stdio server's vendor field arrives");
+        },
     );
 }

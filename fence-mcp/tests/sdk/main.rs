@@ -211,7 +211,7 @@ fn here() -> PathBuf {
 }
 
 /// Where `scripts/sdk-setup.sh` installs the SDKs.
-fn sdk_dir() -> PathBuf {
+pub(crate) fn sdk_dir() -> PathBuf {
     std::env::var_os("FENCE_SDK_DIR")
         .map_or_else(|| repo().join("target/sdk-clients"), PathBuf::from)
 }
