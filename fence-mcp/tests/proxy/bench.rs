@@ -6,13 +6,21 @@
 //! ```
 //!
 //! 1,000 small calls (`echo`) and 20 calls with a 10 MB result (`big`), each way. Floors:
-//! proxied p50 within 2x of direct for a small call, within 1.5x for a 10 MB result.
+//! proxied p50 within 2x of direct for a small call, within 1.5x for a 10 MB result. The same
+//! over Streamable HTTP (`bench_http_direct_against_proxied`: rmcp's HTTP client to the test
+//! server's HTTP mode, and through `fence mcp --listen ADDR --url URL`): within 1.3x for a small
+//! call, 1.15x for a 10 MB result.
 
 use std::time::{Duration, Instant};
 
+use rmcp::model::CallToolRequestParams;
+use rmcp::service::{RoleClient, RunningService};
 use serde_json::json;
 
 use crate::client::{Session, connect};
+use crate::common::{PATIENCE, binaries};
+use crate::http_direct::{HttpClient, HttpMode, rmcp_http_client, start_http_server};
+use crate::listening::{Announced, spawn_announcing};
 
 const SMALL_CALLS: usize = 1_000;
 const BIG_CALLS: usize = 20;
@@ -105,5 +113,82 @@ async fn bench_direct_against_proxied() {
     println!("|---|---:|---:|---:|---:|---:|");
     let small_ok = small_row.print(2.0);
     let big_ok = big_row.print(1.5);
+    assert!(small_ok && big_ok, "a floor is not met");
+}
+
+/// One call through an rmcp client of any transport, timed.
+async fn timed_http(
+    client: &RunningService<RoleClient, HttpClient>,
+    tool: &'static str,
+    arguments: serde_json::Value,
+) -> Duration {
+    let serde_json::Value::Object(arguments) = arguments else {
+        panic!("arguments are an object")
+    };
+    let start = Instant::now();
+    let result = client
+        .call_tool(CallToolRequestParams::new(tool).with_arguments(arguments))
+        .await
+        .expect("the call succeeds");
+    let elapsed = start.elapsed();
+    assert!(!result.content.is_empty());
+    elapsed
+}
+
+/// rmcp's Streamable HTTP client making the same calls to the test server's HTTP mode directly
+/// and through `fence mcp --listen ADDR --url URL`, interleaved. Floors: proxied p50 within
+/// 1.3x of direct for a small call, within 1.15x for a 10 MB result.
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "a benchmark: run it by hand, in release"]
+async fn bench_http_direct_against_proxied() {
+    if cfg!(debug_assertions) {
+        println!("a debug build: run the benchmark with --release for figures that mean anything");
+    }
+    let (_server, url) = start_http_server(HttpMode::StatefulSse);
+    let mut command = std::process::Command::new(&binaries().fence);
+    command.args(["mcp", "--listen", "127.0.0.1:0", "--url", &url]);
+    let (_proxy, proxied_url) = spawn_announcing(command, Announced::Stderr, PATIENCE);
+    let direct = rmcp_http_client(&url).await;
+    let proxied = rmcp_http_client(&proxied_url).await;
+    let small = || json!({ "text": "hello" });
+    let big = || json!({ "bytes": BIG_BYTES });
+    for client in [&direct, &proxied] {
+        for _ in 0..100 {
+            timed_http(client, "echo", small()).await;
+        }
+        timed_http(client, "big", big()).await;
+    }
+    let mut small_row = Row {
+        what: "small call (`echo`), HTTP",
+        direct: Vec::new(),
+        proxied: Vec::new(),
+    };
+    for _ in 0..SMALL_CALLS / 50 {
+        for _ in 0..50 {
+            small_row
+                .direct
+                .push(timed_http(&direct, "echo", small()).await);
+        }
+        for _ in 0..50 {
+            small_row
+                .proxied
+                .push(timed_http(&proxied, "echo", small()).await);
+        }
+    }
+    let mut big_row = Row {
+        what: "10 MB result (`big`), HTTP",
+        direct: Vec::new(),
+        proxied: Vec::new(),
+    };
+    for _ in 0..BIG_CALLS {
+        big_row.direct.push(timed_http(&direct, "big", big()).await);
+        big_row
+            .proxied
+            .push(timed_http(&proxied, "big", big()).await);
+    }
+    println!("| call | direct p50 | direct p99 | proxied p50 | proxied p99 | proxied/direct p50 |");
+    println!("|---|---:|---:|---:|---:|---:|");
+    let small_ok = small_row.print(1.3);
+    let big_ok = big_row.print(1.15);
     assert!(small_ok && big_ok, "a floor is not met");
 }
