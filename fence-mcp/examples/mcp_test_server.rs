@@ -883,6 +883,9 @@ async fn serve_http(server: Server, http: Http) -> Result<(), Box<dyn std::error
     });
     loop {
         let (stream, _) = listener.accept().await?;
+        // As servers tuned for latency do: without it, a small write after another waits for
+        // the client's delayed ACK (40 ms on Linux) once the connection is reused.
+        let _ = stream.set_nodelay(true);
         let mcp = mcp.clone();
         let service = hyper::service::service_fn(move |request: hyper::Request<_>| {
             let mut mcp = mcp.clone();

@@ -425,6 +425,16 @@ async fn relay_stream(
                 }
             }
         }
+        if !sent.requests.is_empty() && !sent.requests.iter().any(|id| session.waiting(id)) {
+            // Every request of the POST is answered: the stream is over for the client (a
+            // server ends it there), whenever the upstream's own end arrives. The rest is read
+            // apart, so the connection can be used again.
+            tokio::spawn(async move {
+                let drain = async { while let Ok(Some(_)) = response.chunk().await {} };
+                let _ = tokio::time::timeout(Duration::from_secs(30), drain).await;
+            });
+            return;
+        }
     }
     if let Some(each) = framer.finish() {
         for piece in rewrite(each, session, remote, headers, limit, &mut resumable) {

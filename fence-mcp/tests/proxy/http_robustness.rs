@@ -1343,3 +1343,35 @@ async fn child_sessions_unknown_id_404_delete_ends_one_sigterm_ends_all() {
         );
     }
 }
+
+/// Answers `tools/call` on an event stream, then holds the stream open for 5 s before ending
+/// it, as a server slow to close (or one whose last write waits on Nagle's algorithm) does.
+fn lingering(seen: &Seen) -> Response<HBody> {
+    if seen.method == Method::POST && seen.rpc_method() == "tools/call" {
+        let id = seen.message()["id"].clone();
+        let (sender, body) = streamed();
+        tokio::spawn(async move {
+            let event = format!("data: {}\n\n", tool_result(&id, "answered"));
+            let _ = sender.send(Bytes::from(event)).await;
+            tokio::time::sleep(Duration::from_secs(5)).await;
+        });
+        return sse_reply(body);
+    }
+    plain(seen)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn listen_url_ends_the_clients_stream_once_its_requests_are_answered() {
+    let hostile = Hostile::start(lingering).await;
+    let front = Listening::start(&["--url", &hostile.url]);
+    let session = listen_initialize(&front).await;
+    let start = std::time::Instant::now();
+    let response = post(&front.url, &call(1, "fetch"), session.as_deref()).await;
+    let all = messages(response).await;
+    let elapsed = start.elapsed();
+    assert_fenced(&answer_of(&all, 1), "fetch");
+    assert!(
+        elapsed < Duration::from_secs(2),
+        "the stream ended {elapsed:?} after the call, not with its answer"
+    );
+}
