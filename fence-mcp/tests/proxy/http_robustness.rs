@@ -1365,7 +1365,7 @@ async fn listen_url_ends_the_clients_stream_once_its_requests_are_answered() {
     let hostile = Hostile::start(lingering).await;
     let front = Listening::start(&["--url", &hostile.url]);
     let session = listen_initialize(&front).await;
-    let start = std::time::Instant::now();
+    let start = Instant::now();
     let response = post(&front.url, &call(1, "fetch"), session.as_deref()).await;
     let all = messages(response).await;
     let elapsed = start.elapsed();
