@@ -273,3 +273,99 @@ async fn listen_stdio_server_a_process_per_session() {
         "the second session's server {second_pid} outlived the session"
     );
 }
+
+/// rmcp's client in the 2026-07-28 protocol: `server/discover` rather than `initialize`, no
+/// session, every request carrying its own metadata (and, over HTTP, its `Mcp-Method` and
+/// `Mcp-Name` headers), over `transport`.
+async fn modern_client<T, E, A>(what: &str, transport: T) -> Client
+where
+    T: rmcp::transport::IntoTransport<RoleClient, E, A>,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    use rmcp::model::ProtocolVersion;
+    use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
+    let lifecycle = ClientLifecycleMode::Discover {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+    };
+    match tokio::time::timeout(
+        PATIENCE,
+        HttpClient.serve_with_lifecycle(transport, lifecycle),
+    )
+    .await
+    {
+        Ok(Ok(client)) => client,
+        Ok(Err(err)) => panic!("the 2026-07-28 client connects to {what}: {err}"),
+        Err(elapsed) => panic!("no discover answer from {what}: {elapsed}"),
+    }
+}
+
+fn modern_http(url: &str) -> impl Future<Output = Client> + '_ {
+    modern_client(
+        url,
+        rmcp::transport::StreamableHttpClientTransport::from_uri(url.to_owned()),
+    )
+}
+
+/// The 2026-07-28 protocol, stateless, through every shape: rmcp's client directly to the test
+/// server's HTTP mode, then through `--url` (the client on stdio: the proxy sends the
+/// protocol's headers itself), `--listen --url`, and `--listen -- SERVER` (the stateless
+/// requests' own server process).
+#[tokio::test(flavor = "multi_thread")]
+async fn the_stateless_protocol_through_every_shape() {
+    let (_server, url) = start_http_server(HttpMode::StatefulSse);
+    let direct = modern_http(&url).await;
+    assert_eq!(
+        direct
+            .peer_info()
+            .map(|info| info.protocol_version.to_string()),
+        Some("2026-07-28".to_owned()),
+        "the server speaks 2026-07-28"
+    );
+    let want = run_script(&direct, false).await;
+    direct.cancel().await.expect("the client closes");
+
+    let mut proxy = tokio::process::Command::new(&binaries().fence)
+        .args(["mcp", "--url", &url])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the proxy starts");
+    let transport = (proxy.stdout.take().unwrap(), proxy.stdin.take().unwrap());
+    let client = modern_client("fence mcp --url", transport).await;
+    assert_proxied(
+        "2026-07-28 through --url",
+        &want,
+        &run_script(&client, false).await,
+    );
+    client.cancel().await.expect("the client closes");
+
+    let (_front, front_url) = listen(["--url", &url]);
+    let client = modern_http(&front_url).await;
+    assert_proxied(
+        "2026-07-28 through --listen --url",
+        &want,
+        &run_script(&client, false).await,
+    );
+    client.cancel().await.expect("the client closes");
+
+    // The stdio server says more than its HTTP mode (see the test server's docs): directly,
+    // it is the stdio server too.
+    let mut server = tokio::process::Command::new(&binaries().server)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the server starts");
+    let transport = (server.stdout.take().unwrap(), server.stdin.take().unwrap());
+    let direct = modern_client("the stdio test server", transport).await;
+    let want = run_script(&direct, false).await;
+    direct.cancel().await.expect("the client closes");
+    let (_front, front_url) = listen([OsStr::new("--"), binaries().server.as_os_str()]);
+    let client = modern_http(&front_url).await;
+    let got = run_script(&client, false).await;
+    assert_proxied("2026-07-28 through --listen -- SERVER", &want, &got);
+    client.cancel().await.expect("the client closes");
+}
