@@ -22,8 +22,12 @@ use fence_mcp::{DEFAULT_MAX_MESSAGE_BYTES, Options, PinMode, StructuredContent};
     Exit status: the server's own (128 + N when signal N ended it); 1 when the server exited \
     with 0 but left requests unanswered; 127 when COMMAND cannot be found; 2 when the pin FILE \
     cannot be read.")]
-// The doc comments are `--help`'s text, which shows Markdown's backticks as they are.
-#[allow(clippy::doc_markdown)]
+// The doc comments are `--help`'s text, which shows Markdown as it is: no backticks, no links.
+#[allow(
+    clippy::doc_markdown,
+    rustdoc::bare_urls,
+    rustdoc::broken_intra_doc_links
+)]
 pub(crate) struct Args {
     /// What the proxy calls the server on stderr and in its errors [default: the server's own
     /// name, from its answer to `initialize`]
