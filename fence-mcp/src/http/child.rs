@@ -143,9 +143,7 @@ impl Children {
                         .remove(&key);
                     let grace = self.options.grace();
                     tokio::task::spawn_blocking(move || server.end(grace));
-                    let mut response = Response::new(super::front::full(Bytes::new()));
-                    *response.status_mut() = StatusCode::NO_CONTENT;
-                    response
+                    super::empty(StatusCode::NO_CONTENT)
                 }
                 _ => refusal(
                     StatusCode::METHOD_NOT_ALLOWED,
@@ -340,9 +338,7 @@ impl Server {
             }
         }
         if sent.requests.is_empty() && first.is_empty() {
-            let mut response = Response::new(super::front::full(Bytes::new()));
-            *response.status_mut() = StatusCode::ACCEPTED;
-            return response;
+            return super::empty(StatusCode::ACCEPTED);
         }
         if !streams {
             let mut messages = first;

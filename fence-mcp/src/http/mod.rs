@@ -54,6 +54,26 @@ impl BodyKind {
     }
 }
 
+/// Adds what a JSON-RPC POST of the proxy's own says of its body and of the answer it takes:
+/// `Content-Type: application/json`, and `Accept` for a JSON body or an event stream.
+pub(crate) fn posting(headers: &mut http::HeaderMap) {
+    headers.insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static(JSON),
+    );
+    headers.insert(
+        http::header::ACCEPT,
+        http::HeaderValue::from_static("application/json, text/event-stream"),
+    );
+}
+
+/// An empty response with `status`.
+pub(crate) fn empty(status: http::StatusCode) -> http::Response<front::Body> {
+    let mut response = http::Response::new(front::full(bytes::Bytes::new()));
+    *response.status_mut() = status;
+    response
+}
+
 /// Whether a body was sent compressed (`Content-Encoding` other than `identity`): the proxy
 /// asks for none, and cannot rewrite one.
 pub(crate) fn compressed(headers: &http::HeaderMap) -> bool {

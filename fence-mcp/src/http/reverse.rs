@@ -127,7 +127,7 @@ impl Reverse {
             Forward::AsIs => body,
             Forward::Rewritten(message) => message,
             Forward::Nothing if outcome.reply.is_empty() => {
-                return response_of(StatusCode::ACCEPTED, Bytes::new());
+                return super::empty(StatusCode::ACCEPTED);
             }
             Forward::Nothing => return json_response(StatusCode::OK, super::joined(outcome.reply)),
         };
@@ -210,7 +210,7 @@ impl Reverse {
                 });
                 head.body(body).unwrap_or_else(|_| broken())
             }
-            BodyKind::Json if status.is_success() || jsonrpc(&response) => {
+            BodyKind::Json if status.is_success() || read_as_answers(&response) => {
                 let body = match read_whole(response, front.limit).await {
                     Ok(body) => body,
                     Err(why) => {
@@ -302,14 +302,7 @@ fn deliver(
 /// The headers a message of the proxy's own to the upstream carries in a session.
 fn session_headers(response: &HeaderMap) -> HeaderMap {
     let mut headers = HeaderMap::new();
-    headers.insert(
-        http::header::CONTENT_TYPE,
-        http::HeaderValue::from_static(super::JSON),
-    );
-    headers.insert(
-        http::header::ACCEPT,
-        http::HeaderValue::from_static("application/json, text/event-stream"),
-    );
+    super::posting(&mut headers);
     if let Some(id) = response.get(SESSION_ID) {
         headers.insert(SESSION_ID, id.clone());
     }
@@ -319,7 +312,7 @@ fn session_headers(response: &HeaderMap) -> HeaderMap {
 /// Whether a response that is not a success still carries JSON-RPC (an error for a request),
 /// which is read as any answer is; any other body of an error (an OAuth error, a gateway's
 /// page) passes through as it came.
-fn jsonrpc(response: &reqwest::Response) -> bool {
+fn read_as_answers(response: &reqwest::Response) -> bool {
     response.status() != StatusCode::UNAUTHORIZED && response.status() != StatusCode::FORBIDDEN
 }
 
@@ -361,12 +354,6 @@ fn withheld(session: &Session, sent: &Sent, extra: Vec<Vec<u8>>, why: &str) -> R
         return refusal(StatusCode::BAD_GATEWAY, -32000, why);
     }
     json_response(StatusCode::BAD_GATEWAY, super::joined(messages))
-}
-
-fn response_of(status: StatusCode, body: Bytes) -> Response<Body> {
-    let mut response = Response::new(full(body));
-    *response.status_mut() = status;
-    response
 }
 
 fn broken() -> Response<Body> {

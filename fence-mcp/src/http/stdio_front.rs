@@ -220,15 +220,7 @@ impl Link {
     /// give the session everything after it needs; anything else is answered in the background.
     async fn dispatch(self: &Arc<Self>, message: Vec<u8>, flights: &mut JoinSet<()>) {
         let sent = Sent::read(&message);
-        let mut headers = self.session_headers();
-        headers.insert(
-            http::header::CONTENT_TYPE,
-            HeaderValue::from_static(super::JSON),
-        );
-        headers.insert(
-            http::header::ACCEPT,
-            HeaderValue::from_static("application/json, text/event-stream"),
-        );
+        let mut headers = self.json_headers();
         if let Some(method) = sent.method.as_deref().and_then(header_value) {
             headers.insert("mcp-method", method);
         }
@@ -517,16 +509,10 @@ impl Link {
         }
     }
 
+    /// The headers of a JSON-RPC POST in the session.
     fn json_headers(&self) -> HeaderMap {
         let mut headers = self.session_headers();
-        headers.insert(
-            http::header::CONTENT_TYPE,
-            HeaderValue::from_static(super::JSON),
-        );
-        headers.insert(
-            http::header::ACCEPT,
-            HeaderValue::from_static("application/json, text/event-stream"),
-        );
+        super::posting(&mut headers);
         headers
     }
 
