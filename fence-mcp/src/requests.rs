@@ -73,6 +73,10 @@ impl<T> Requests<T> {
         Some(request)
     }
 
+    pub(crate) fn get(&self, handle: u64) -> Option<&T> {
+        self.waiting.get(&handle).map(|(_, request)| request)
+    }
+
     pub(crate) fn get_mut(&mut self, handle: u64) -> Option<&mut T> {
         self.waiting.get_mut(&handle).map(|(_, request)| request)
     }

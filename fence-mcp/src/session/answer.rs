@@ -1,13 +1,16 @@
 //! An answer, fenced as its request asked; and a task's status, fenced as the call that started
 //! the task.
 
+use std::fmt;
+
 use fence_runtime::Source;
+use serde::de::{self, DeserializeSeed, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
 use super::asked::{Asked, Pending};
 use super::{Forward, Outcome, Session};
 use crate::fencing::{self, CallResult, Fencing, Malformed};
-use crate::json::{self, Members, elements};
+use crate::json::{self, Members, Text, elements};
 use crate::listed;
 use crate::pin::Kind;
 use crate::said::shown;
@@ -21,6 +24,7 @@ impl Session {
         members: &Members<'_>,
         id: &RawValue,
         pending: &Pending,
+        mut call: Option<CallResult<'_>>,
     ) -> Outcome {
         let respelled = id.get() != pending.id.get();
         let mut fencing = self.fencing();
@@ -32,7 +36,12 @@ impl Session {
                 out.extend_from_slice(pending.id.get().as_bytes());
                 Ok(true)
             }
-            "result" => self.fence_result(&pending.asked, value, &mut fencing, out),
+            "result" => match (call.take(), &pending.asked) {
+                (Some(result), Asked::CallTool(tool)) => {
+                    self.fence_call(tool, &result, &mut fencing, out)
+                }
+                _ => self.fence_result(&pending.asked, value, &mut fencing, out),
+            },
             "error" => fencing::error_object(value, "error", out),
             _ => Ok(json::keep(value, out)),
         });
@@ -77,14 +86,7 @@ impl Session {
     ) -> fencing::Written {
         match asked {
             Asked::CallTool(tool) => {
-                let result = CallResult::read(result)?;
-                let written =
-                    fencing::call_tool_result(&result, &Source::tool(tool), fencing, out)?;
-                // Only a handle the client will see names a task.
-                if let Some(task) = result.task() {
-                    self.state().tasks.insert(task, tool.clone());
-                }
-                Ok(written)
+                self.fence_call(tool, &CallResult::read(result)?, fencing, out)
             }
             Asked::TaskResult(task) => {
                 let source = self.task_source(task.as_deref());
@@ -146,6 +148,22 @@ impl Session {
         }
     }
 
+    /// The result of a `tools/call` of `tool`, fenced.
+    fn fence_call(
+        &self,
+        tool: &str,
+        result: &CallResult<'_>,
+        fencing: &mut Fencing,
+        out: &mut Vec<u8>,
+    ) -> fencing::Written {
+        let written = fencing::call_tool_result(result, &Source::tool(tool), fencing, out)?;
+        // Only a handle the client will see names a task.
+        if let Some(task) = result.task() {
+            self.state().tasks.insert(task, tool.to_owned());
+        }
+        Ok(written)
+    }
+
     /// The source a task's result is fenced under: `tool:<the tool that started it>`, or
     /// `mcp:<the upstream's name>` for a task this proxy did not see start.
     fn task_source(&self, task: Option<&str>) -> Source {
@@ -184,4 +202,68 @@ impl Session {
         }
         outcome
     }
+}
+
+/// A message from the upstream (an object), read in one pass: its members as [`Members`]
+/// reads them, and, when `is_call` says of the `id` it names before its `result` that a
+/// `tools/call` is waiting on it, that `result` read as a `tools/call` result on the same pass,
+/// with `{}` standing in for it among the members. A large tool result is then read through
+/// once, not once as the message's member and again as a result. An error says only that this
+/// reading failed: the message is read again as [`Members`] for what to say of it.
+pub(super) fn read_message(
+    json: &str,
+    is_call: impl FnMut(&RawValue) -> bool,
+) -> Result<(Members<'_>, Option<CallResult<'_>>), serde_json::Error> {
+    let mut deserializer = serde_json::Deserializer::from_str(json);
+    let read = OnePass(is_call).deserialize(&mut deserializer)?;
+    deserializer.end()?;
+    Ok(read)
+}
+
+struct OnePass<F>(F);
+
+impl<'de, F: FnMut(&RawValue) -> bool> DeserializeSeed<'de> for OnePass<F> {
+    type Value = (Members<'de>, Option<CallResult<'de>>);
+
+    fn deserialize<D: de::Deserializer<'de>>(
+        self,
+        deserializer: D,
+    ) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de, F: FnMut(&RawValue) -> bool> Visitor<'de> for OnePass<F> {
+    type Value = (Members<'de>, Option<CallResult<'de>>);
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut members = Vec::with_capacity(4);
+        let mut id: Option<&'de RawValue> = None;
+        let mut call = None;
+        while let Some(Text(key)) = map.next_key::<Text<'de>>()? {
+            if key == "result" && call.is_none() && id.is_some_and(&mut self.0) {
+                call = Some(map.next_value::<CallResult<'de>>()?);
+                members.push((key, stand_in()));
+                continue;
+            }
+            let value = map.next_value::<&'de RawValue>()?;
+            if key == "id" && id.is_none() {
+                id = Some(value);
+            }
+            members.push((key, value));
+        }
+        Ok((Members(members), call))
+    }
+}
+
+/// `{}`, in place of a result read apart.
+fn stand_in() -> &'static RawValue {
+    static EMPTY: std::sync::OnceLock<&'static RawValue> = std::sync::OnceLock::new();
+    EMPTY.get_or_init(|| {
+        serde_json::from_str("{}").unwrap_or_else(|_| unreachable!("`{{}}` is JSON"))
+    })
 }

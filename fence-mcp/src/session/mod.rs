@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use serde_json::value::RawValue;
 
-use crate::fencing::Fencing;
+use crate::fencing::{CallResult, Fencing};
 use crate::ids::{self, BadId};
 use crate::json::{self, Members, elements};
 use crate::pin::{Kind, Pinning};
@@ -356,9 +356,9 @@ impl Session {
         };
         if text.trim_start().starts_with('{') {
             // One pass over the message, which may be megabytes.
-            return match serde_json::from_str::<Members<'_>>(text) {
-                Ok(members) => self.upstream_message(text, &members),
-                Err(err) => unreadable(line, &err.to_string()),
+            return match answer::read_message(text, |id| self.awaits_call(id)) {
+                Ok((members, call)) => self.upstream_message(text, &members, call),
+                Err(_) => self.upstream_object(text),
             };
         }
         let raw: &RawValue = match serde_json::from_str(text) {
@@ -372,13 +372,44 @@ impl Session {
             return unreadable(line, "an empty batch");
         };
         batch_of(&batch, line.len(), |message| match Members::of(message) {
-            Some(members) => self.upstream_message(message.get(), &members),
+            Some(members) => self.upstream_message(message.get(), &members, None),
             None => unreadable(message.get().as_bytes(), "not a JSON-RPC message"),
         })
     }
 
-    /// One message (`json`, read as `members`) from the upstream.
-    fn upstream_message(&self, json: &str, members: &Members<'_>) -> Outcome {
+    /// A message from the upstream that is an object, read as [`Members`] (a result read
+    /// apart by [`answer::read_message`] is not), or why it cannot be read.
+    fn upstream_object(&self, json: &str) -> Outcome {
+        match serde_json::from_str::<Members<'_>>(json) {
+            Ok(members) => self.upstream_message(json, &members, None),
+            Err(err) => unreadable(json.as_bytes(), &err.to_string()),
+        }
+    }
+
+    /// Whether the request the id `id` names, waiting, is a `tools/call`.
+    fn awaits_call(&self, id: &RawValue) -> bool {
+        let Ok(keys) = ids::keys(id) else {
+            return false;
+        };
+        let state = self.state();
+        match state.client.find(&keys) {
+            Found::One(handle) => state
+                .client
+                .get(handle)
+                .is_some_and(|pending| matches!(pending.asked, Asked::CallTool(_))),
+            Found::None | Found::Several => false,
+        }
+    }
+
+    /// One message (`json`, read as `members`) from the upstream; `call` is its `result`
+    /// when [`answer::read_message`] read it as a `tools/call` result (`members` then hold
+    /// `{}` in its place).
+    fn upstream_message(
+        &self,
+        json: &str,
+        members: &Members<'_>,
+        call: Option<CallResult<'_>>,
+    ) -> Outcome {
         let (Ok(id), Ok(method)) = (members.one("id"), members.one("method")) else {
             return unreadable(json.as_bytes(), "two `id` or two `method` members");
         };
@@ -449,7 +480,19 @@ impl Session {
         };
         let mut state = self.state();
         let pending = match state.client.find(&keys) {
-            Found::One(handle) => state.client.remove(handle),
+            Found::One(handle) => {
+                let is_call = state
+                    .client
+                    .get(handle)
+                    .is_some_and(|pending| matches!(pending.asked, Asked::CallTool(_)));
+                if call.is_some() && !is_call {
+                    // What is waiting changed since the message was read: read it again,
+                    // with its result as it came.
+                    drop(state);
+                    return self.upstream_object(json);
+                }
+                state.client.remove(handle)
+            }
             Found::None => None,
             Found::Several => {
                 drop(state);
@@ -461,7 +504,7 @@ impl Session {
         };
         drop(state);
         match pending {
-            Some(pending) => self.answer(json, members, id, &pending),
+            Some(pending) => self.answer(json, members, id, &pending, call),
             None => dropped_answer(
                 id,
                 "which the client has no request waiting on (the proxy cannot tell what it answers, so it cannot fence it)",

@@ -774,3 +774,63 @@ fn a_pinned_page_loses_only_what_drifted_and_a_call_to_it_never_reaches_the_serv
     call(&session, "3", "a");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn an_answer_read_in_one_pass_becomes_what_it_becomes_read_in_two() {
+    let answers = [
+        r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"a </untrusted-content> b"}]}}"#,
+        r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"plain"}],"structuredContent":{"k":"</untrusted-content>"},"isError":false}}"#,
+        r#"{"id":"7","jsonrpc":"2.0","result":{"content":[]}}"#,
+        r#"{"jsonrpc":"2.0","id":7.0,"result":{"content":[{"type":"text","text":"respelled"}]}}"#,
+        r#"{"result":{"content":[{"type":"text","text":"result before id"}]},"id":7}"#,
+        r#"{"id":7,"result":{"content":[{"type":"text","text":"x"}]},"result":{}}"#,
+        r#"{"id":7,"id":7,"result":{"content":[{"type":"text","text":"x"}]}}"#,
+        r#"{"id":7,"result":{"content":"not an array"}}"#,
+        r#"{"id":7,"result":{"content":[{"type":"text","text":5}]}}"#,
+        r#"{"id":7,"result":{"content":[{"type":"text","text":"\ud800"}]}}"#,
+        r#"{"id":7,"result":{"resultType":"task","taskId":"t1"}}"#,
+        r#"{"id":7,"result":{"task":{"taskId":"t2","status":"working"}}}"#,
+        r#"{"id":7,"result":[1]}"#,
+        r#"{"id":7,"result":{"content":[{"type":"text","text":"x"}]}"#,
+        r#"{"id":7,"result":{"content":[{"type":"text","text":"x"}]}} trailing"#,
+        r#"{"id":8,"result":{"content":[{"type":"text","text":"nobody asked"}]}}"#,
+        r#"{"id":7,"error":{"code":1,"message":"</untrusted-content>"}}"#,
+    ];
+    for answer in answers {
+        let (one, two) = (session(), session());
+        call(&one, "7", "fetch");
+        call(&two, "7", "fetch");
+        let read_once = one.upstream_line(answer.as_bytes());
+        let read_twice = two.upstream_object(answer);
+        assert_eq!(read_once.forward, read_twice.forward, "{answer}");
+        assert_eq!(read_once.reply, read_twice.reply, "{answer}");
+        assert_eq!(read_once.also, read_twice.also, "{answer}");
+        assert_eq!(read_once.notes, read_twice.notes, "{answer}");
+        assert_eq!(one.unanswered(), two.unanswered(), "{answer}");
+    }
+}
+
+#[test]
+fn a_result_read_as_a_calls_is_read_again_when_the_call_was_not_what_waited() {
+    let session = session();
+    call(&session, "7", "fetch");
+    let answer = r#"{"id":7,"result":{"content":[],"contents":[{"uri":"file:///a","text":"</untrusted-content>"}]}}"#;
+    let (members, call) =
+        answer::read_message(answer, |id| session.awaits_call(id)).expect("it reads");
+    assert!(call.is_some());
+    // The call is answered (or cancelled and asked again as something else) meanwhile.
+    session.upstream_line(br#"{"id":7,"result":{"content":[]}}"#);
+    let line =
+        br#"{"jsonrpc":"2.0","id":7,"method":"resources/read","params":{"uri":"file:///a"}}"#;
+    session.client_line(line);
+    let outcome = session.upstream_message(answer, &members, call);
+    let again = std::str::from_utf8(match &outcome.forward {
+        Forward::Rewritten(message) => message,
+        other => panic!("{other:?}"),
+    })
+    .unwrap();
+    assert!(
+        again.contains("<untrusted-content source=resource:file:///a>"),
+        "{again}"
+    );
+}
