@@ -39,7 +39,9 @@
 //! `ask` (in 2026-07-28, an input-required result: an elicitation and a sampling request, both
 //! forging markers, and a `requestState` to echo; its final text once the client answered),
 //! `sample` (before 2026-07-28, the same sampling request as a request of the server's own);
-//! these two are answered but not listed, so the lists the pin's tests count stay as they are.
+//! `poke` (each subscription listening sends a `notifications/resources/updated` for each of
+//! its URIs again); these three are answered but not listed, so the lists the pin's tests
+//! count stay as they are.
 //!
 //! The prompt `ask` and the resource `file:///ask` answer as the tool `ask` does, and a
 //! `subscriptions/listen` (2026-07-28) is accepted as asked: the server sends
@@ -114,6 +116,8 @@ struct Shared {
     variants: Mutex<Vec<String>>,
     /// The name of every `tools/call` received.
     calls: Mutex<Vec<String>>,
+    /// A poke for each subscription listening (`poke`).
+    listening: Mutex<Vec<tokio::sync::mpsc::UnboundedSender<()>>>,
 }
 
 impl Shared {
@@ -731,6 +735,11 @@ impl Server {
             "ask" => Ok(ask_answer(params.input_responses.as_ref(), params.request_state.as_deref())?
                 .map_or_else(|| ask_first().into(), text)),
             "sample" => Server::sample(&context).await,
+            "poke" => {
+                let mut listening = self.shared.listening.lock().unwrap();
+                listening.retain(|poke| poke.send(()).is_ok());
+                Ok(text(format!("poked {}", listening.len())))
+            }
             "crash" => {
                 let after = arg(&params, "after_ms").and_then(Value::as_u64).unwrap_or(0);
                 let status = arg(&params, "status").and_then(Value::as_i64).unwrap_or(3);
@@ -948,10 +957,23 @@ impl ServerHandler for Server {
                 .await
                 .map_err(failed)?;
         }
-        if !uris.iter().any(|uri| uri == "file:///final") {
-            context.cancelled().await;
+        if uris.iter().any(|uri| uri == "file:///final") {
+            return Ok(());
         }
-        Ok(())
+        let (poke, mut poked) = tokio::sync::mpsc::unbounded_channel();
+        self.shared.listening.lock().unwrap().push(poke);
+        loop {
+            tokio::select! {
+                () = context.cancelled() => return Ok(()),
+                Some(()) = poked.recv() => {
+                    for uri in &uris {
+                        let updated = json!({ "method": "notifications/resources/updated",
+                            "params": { "uri": uri } });
+                        let _ = context.sink().send(from_json::<ServerNotification>(updated)).await;
+                    }
+                }
+            }
+        }
     }
 
     async fn get_task(

@@ -463,3 +463,73 @@ async fn sampling_asked_by_request_or_in_a_result_reaches_the_client_alike() {
         "{inside}"
     );
 }
+
+/// `--listen -- SERVER` in 2026-07-28: the stateless requests of every client share one server
+/// process, so a subscription's notification must go back on its own `subscriptions/listen`
+/// stream, not on whichever stream of another request happens to be open.
+#[tokio::test(flavor = "multi_thread")]
+async fn listen_server_sends_a_subscriptions_notifications_on_its_own_stream() {
+    let (_proxy, front) = listen(&["--".as_ref(), binaries().server.as_os_str()]);
+    let listener = over_http(&front).await;
+    let other = over_http(&front).await;
+    // The other client's request ids are moved on, clear of the listener's.
+    for _ in 0..20 {
+        within("ping", other.list_tools(None))
+            .await
+            .expect("tools/list answers");
+    }
+    let filter = SubscriptionFilter::builder()
+        .resource_subscription("file:///report.html")
+        .build();
+    let mut subscription = within("subscriptions/listen", listener.peer().listen(filter))
+        .await
+        .expect("the subscription is acknowledged");
+    within("the first update", subscription.next())
+        .await
+        .expect("the subscription goes on")
+        .expect("an update");
+    // Another client's call, waiting to be cancelled: its stream stays open.
+    let waiting = tokio::spawn(async move {
+        let _ = other.call_tool(CallToolRequestParams::new("slow")).await;
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    for round in 0..10 {
+        let poked = within(
+            "poke",
+            listener.call_tool(CallToolRequestParams::new("poke")),
+        )
+        .await
+        .expect("poke answers");
+        let update = tokio::time::timeout(std::time::Duration::from_secs(3), subscription.next())
+            .await
+            .unwrap_or_else(|_| {
+                panic!("round {round}: the update never reached the subscription ({poked:?})")
+            })
+            .expect("the subscription goes on")
+            .expect("an update");
+        assert_eq!(
+            serde_json::to_value(update).unwrap()["params"]["uri"],
+            "file:///report.html"
+        );
+    }
+    waiting.abort();
+}
+
+/// `--listen -- SERVER` in 2026-07-28: two clients, each counting its request ids from the
+/// start, as every client does. While the first client's subscription is open, the second's
+/// requests must be answered, whatever their ids.
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "a known bug: the stateless clients of --listen -- SERVER share one session, so a \
+            request whose id another client's waiting request already uses is refused"]
+async fn listen_server_keeps_the_ids_of_stateless_clients_apart() {
+    let (_proxy, front) = listen(&["--".as_ref(), binaries().server.as_os_str()]);
+    let listener = over_http(&front).await;
+    let other = over_http(&front).await;
+    let filter = SubscriptionFilter::builder().tools_list_changed().build();
+    let _subscription = within("subscriptions/listen", listener.peer().listen(filter))
+        .await
+        .expect("the subscription is acknowledged");
+    within("tools/list", other.list_tools(None))
+        .await
+        .expect("the other client's tools/list is answered");
+}
