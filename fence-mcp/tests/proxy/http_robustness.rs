@@ -1597,3 +1597,53 @@ async fn an_input_required_result_and_its_retry_pass_byte_for_byte() {
     assert_eq!(retried.len(), 2, "{retried:?}");
     assert_eq!(String::from_utf8_lossy(&retried[1].body), RETRY);
 }
+
+/// `--url` in 2026-07-28: a stdio client cancels a request with `notifications/cancelled`;
+/// over Streamable HTTP the protocol's cancellation is closing the request's stream, which a
+/// stateless upstream (no session to route a cancellation POST to) needs.
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "a known bug: --url posts the cancellation but keeps the request's stream open"]
+async fn url_cancellation_closes_the_requests_stream() {
+    let (closed, mut noticed) = mpsc::unbounded_channel::<()>();
+    let hostile = Hostile::start(move |seen: &Seen| {
+        if seen.method == Method::POST && seen.rpc_method() == "subscriptions/listen" {
+            let (sender, body) = streamed();
+            let closed = closed.clone();
+            tokio::spawn(async move {
+                let _ = sender.send(Bytes::from_static(b": listening\n\n")).await;
+                if tokio::time::timeout(Duration::from_secs(30), sender.closed())
+                    .await
+                    .is_ok()
+                {
+                    let _ = closed.send(());
+                }
+            });
+            return sse_reply(body);
+        }
+        plain(seen)
+    })
+    .await;
+    let mut proxy = stdio_proxy(&hostile.url, &[]);
+    let meta = json!({ "io.modelcontextprotocol/protocolVersion": "2026-07-28" });
+    proxy.send(&json!({
+        "jsonrpc": "2.0", "id": 5, "method": "subscriptions/listen",
+        "params": { "_meta": meta, "notifications": { "toolsListChanged": true } },
+    }));
+    hostile
+        .wait_for("the listen request", |seen| {
+            seen.rpc_method() == "subscriptions/listen"
+        })
+        .await;
+    proxy.send(&json!({
+        "jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": { "requestId": 5, "_meta": meta },
+    }));
+    hostile
+        .wait_for("the cancellation", |seen| {
+            seen.rpc_method() == "notifications/cancelled"
+        })
+        .await;
+    tokio::time::timeout(Duration::from_secs(5), noticed.recv())
+        .await
+        .expect("the request's stream was closed when the client cancelled it");
+}
