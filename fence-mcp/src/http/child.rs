@@ -437,6 +437,14 @@ impl Server {
                 return;
             }
         }
+        // A 2026-07-28 subscription's notification goes on its `subscriptions/listen` stream.
+        let message = match subscription_id(&message).and_then(|id| routes.waiting.get(&id)) {
+            Some(route) => match route.sender.send(message) {
+                Ok(()) => return,
+                Err(failed) => failed.0,
+            },
+            None => message,
+        };
         let message = match &routes.listener {
             Some(listener) => match listener.send(message) {
                 Ok(()) => return,
@@ -531,6 +539,17 @@ async fn stream_answers(
             input.send(&mut cancel);
         }
     }
+}
+
+/// The id of the `subscriptions/listen` request a notification is sent for (its
+/// `params._meta["io.modelcontextprotocol/subscriptionId"]`), as its exact JSON.
+fn subscription_id(message: &[u8]) -> Option<String> {
+    const KEY: &str = "io.modelcontextprotocol/subscriptionId";
+    memchr::memmem::find(message, KEY.as_bytes())?;
+    let raw: &serde_json::value::RawValue = serde_json::from_slice(message).ok()?;
+    let params = Members::of(Members::of(raw)?.one("params").ok()??)?;
+    let meta = Members::of(params.one("_meta").ok()??)?;
+    Some(meta.one(KEY).ok()??.get().to_owned())
 }
 
 /// The id of an answer (a message with an `id` and no `method`), as its exact JSON.

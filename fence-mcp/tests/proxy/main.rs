@@ -8,6 +8,7 @@ mod bench;
 mod client;
 mod common;
 mod http_direct;
+mod http_eras;
 mod http_proxied;
 mod http_robustness;
 #[path = "../support/listening.rs"]
