@@ -21,6 +21,14 @@
 //! shape, show none: the table below says which. Through the proxy there must be none (see
 //! docs/mcp-proxy.md, "Testing with the official SDKs").
 //!
+//! The same scenarios run over Streamable HTTP in [`hostile_http`], with this oracle and this
+//! table: each SDK's HTTP client directly against `hostile_server.py --http` (answers as a JSON
+//! body and as an event stream), its stdio client through `fence mcp --url`, and its HTTP
+//! client through `fence mcp --listen … --url` and `fence mcp --listen … -- hostile_server.py
+//! SCENARIO`. Where an SDK's HTTP client reads a scenario otherwise than its stdio client, the
+//! direct expectation there is its own, and says why. [`http`] and [`http_proxied`] run
+//! well-behaved servers over HTTP (the SDK's own, rmcp's).
+//!
 //! The SDKs are installed by `scripts/sdk-setup.sh`, which every run of this test calls first
 //! (it does nothing when the pins have not changed). `FENCE_SKIP_SDK_TESTS=1` skips the tests.
 
