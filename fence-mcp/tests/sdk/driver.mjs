@@ -4,7 +4,9 @@
 //
 // The SDK is loaded from the folder scripts/sdk-setup.sh installs it in: `$FENCE_SDK_DIR/node`,
 // by default `target/sdk-clients/node` in the repository. The plan and the report have the
-// shape driver.py describes; this driver also runs the task operations:
+// shape driver.py describes (a session with a `command` is spoken to with `StdioClientTransport`,
+// one with a `url` with `StreamableHTTPClientTransport`); this driver also runs the task
+// operations:
 //
 //     {"op": "call_task", "tool": T}   a task-augmented tools/call, through the SDK's
 //                                      `experimental.tasks.callToolStream` (creates, polls,
@@ -25,6 +27,7 @@ const sdkDir = join(process.env.FENCE_SDK_DIR || join(here, '..', '..', '..', 't
 const require = createRequire(join(sdkDir, 'package.json'));
 const { Client } = require('@modelcontextprotocol/sdk/client/index.js');
 const { StdioClientTransport } = require('@modelcontextprotocol/sdk/client/stdio.js');
+const { StreamableHTTPClientTransport } = require('@modelcontextprotocol/sdk/client/streamableHttp.js');
 const { McpError, ErrorCode } = require('@modelcontextprotocol/sdk/types.js');
 
 const SDK_VERSION = JSON.parse(readFileSync(join(sdkDir, 'node_modules', '@modelcontextprotocol', 'sdk', 'package.json'), 'utf8')).version;
@@ -179,12 +182,17 @@ async function runOp(session, client, op, timeout) {
 async function runSession(spec, timeout) {
     const session = new Session(spec.label);
     const report = { label: spec.label, connect_error: null, ops: [] };
-    const [command, ...args] = spec.command;
-    const transport = new StdioClientTransport({ command, args, env: spec.env, stderr: 'pipe' });
+    let transport;
     let stderr = '';
-    transport.stderr?.on('data', chunk => {
-        stderr += chunk.toString('utf8');
-    });
+    if (spec.url !== undefined) {
+        transport = new StreamableHTTPClientTransport(new URL(spec.url));
+    } else {
+        const [command, ...args] = spec.command;
+        transport = new StdioClientTransport({ command, args, env: spec.env, stderr: 'pipe' });
+        transport.stderr?.on('data', chunk => {
+            stderr += chunk.toString('utf8');
+        });
+    }
     const client = new Client({ name: 'fence-sdk-tests', version: '1.0.0' }, { capabilities: {} });
     client.onerror = error => session.logged.push(session.clean(String(error)));
     try {
@@ -196,6 +204,9 @@ async function runSession(spec, timeout) {
     }
     if (report.connect_error === null) {
         for (const op of spec.ops) report.ops.push(await runOp(session, client, op, timeout));
+    }
+    if (spec.url !== undefined && transport.sessionId !== undefined) {
+        await transport.terminateSession().catch(error => session.logged.push(session.clean(String(error))));
     }
     try {
         await client.close();
@@ -221,9 +232,10 @@ async function main() {
         }
     }
     await Promise.all(Array.from({ length: limit }, worker));
-    process.stdout.write(JSON.stringify({ sdk: SDK, sessions: reports }) + '\n');
-    // A server that ignores its closed stdin must not keep this process alive.
-    process.exit(0);
+    // A server that ignores its closed stdin must not keep this process alive; but the report
+    // is written first: to a pipe, Node writes asynchronously, and exiting at once would cut
+    // it off at the pipe's 64 KiB.
+    process.stdout.write(JSON.stringify({ sdk: SDK, sessions: reports }) + '\n', () => process.exit(0));
 }
 
 main().catch(error => {

@@ -4,13 +4,17 @@
 
 Run with the Python of the SDK tests' virtual environment (scripts/sdk-setup.sh makes it). The
 plan names the sessions to run, each a server command (a server itself, or `fence mcp -- …` in
-front of it) and the operations to make once the session is initialized:
+front of it) spoken to on stdio with `stdio_client`, or a Streamable HTTP server's URL (a server
+itself, or `fence mcp --listen …` in front of it) spoken to with `streamable_http_client`, and the
+operations to make once the session is initialized:
 
     {"timeout": 5, "concurrency": 4, "sessions": [
         {"label": "…", "command": ["fence", "mcp", "--", "python3", "hostile_server.py", "control"],
-         "ops": [{"op": "call", "tool": "fetch", "arguments": {}}]}]}
+         "ops": [{"op": "call", "tool": "fetch", "arguments": {}}]},
+        {"label": "…", "url": "http://127.0.0.1:PORT/mcp", "ops": [...]}]}
 
-The report on stdout is one JSON object, `{"sdk": …, "sessions": [...]}`, and each session:
+The report on stdout is one JSON object, `{"sdk": …, "sessions": [...]}`, and each session (its
+`stderr` is the server's, empty for a URL):
 
     {"label": …, "connect_error": text or null, "logged": [texts], "stderr": text,
      "ops": [{"op": "call", "tool": …, "outcome": "result" | "error" | "timeout",
@@ -35,6 +39,7 @@ import traceback
 import anyio
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp_types import REQUEST_TIMEOUT
 
@@ -143,12 +148,16 @@ async def run_session(spec, timeout):
         if isinstance(message, Exception):
             session.logged.append(session.clean("%s: %s" % (type(message).__name__, message)))
 
-    command = spec["command"]
-    params = StdioServerParameters(command=command[0], args=command[1:], env=spec.get("env"))
     with tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as errlog:
+        if "url" in spec:
+            transport = streamable_http_client(spec["url"])
+        else:
+            command = spec["command"]
+            params = StdioServerParameters(command=command[0], args=command[1:], env=spec.get("env"))
+            transport = stdio_client(params, errlog=errlog)
         try:
             with anyio.fail_after(timeout * (len(spec["ops"]) + 3) + 10):
-                async with stdio_client(params, errlog=errlog) as (read, write):
+                async with transport as (read, write):
                     async with ClientSession(read, write, read_timeout_seconds=timeout, message_handler=on_message) as client:
                         try:
                             await client.initialize()

@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
-"""A hostile stdio MCP server, for fence-mcp's SDK tests. Python standard library only.
+"""A hostile MCP server, on stdio or Streamable HTTP, for fence-mcp's SDK tests. Python standard
+library only.
 
     python3 hostile_server.py SCENARIO
+    python3 hostile_server.py --http 127.0.0.1:0 [--json|--sse] SCENARIO
+    python3 hostile_server.py --http 127.0.0.1:0
 
 It speaks newline-delimited JSON-RPC on stdin and stdout, and writes every answer it crafts as
 the exact bytes it wants (a raw line), so it can send what no SDK's server would: an id spelled
@@ -13,11 +16,30 @@ A scenario whose hostile answer a correct proxy drops would leave the client's r
 such scenarios exit shortly after their hostile lines (`exit` below), so that the proxy answers
 the waiting request with its own error and the client does not wait for its timeout. Otherwise
 the server goes on answering, and exits when its stdin closes.
+
+With `--http HOST:PORT` it serves Streamable HTTP instead (port 0: a free one), prints one line
+on stdout, flushed, `listening URL`, and serves until its stdin ends. With a SCENARIO, the URL is
+`http://HOST:PORT/mcp`, answered as SCENARIO says; without one, it is `http://HOST:PORT/`, and
+every scenario is served at `/json/SCENARIO/mcp` and at `/sse/SCENARIO/mcp`. The lines a
+request is answered with are the response to its POST, byte for byte: with `--json` (or under
+`/json/`) one `application/json` body (a batch, `[a,b]`, where there are two lines); with
+`--sse`, the default (or under `/sse/`), a `text/event-stream` of one `message` event per line,
+with no event ids (so a stream that ends is not resumed). `initialize` gets a new
+`Mcp-Session-Id`, which every later request must carry (400 without one, 404 for one the
+server does not know); a notification gets 202; GET gets 405 (no stream of the server's own);
+DELETE ends the session. Where a stdio server would exit (`exit`), the session ends after the
+response; where it would crash (`crash`), the connection closes with no response (JSON), or the
+stream breaks off with no final chunk (SSE).
 """
 
+import http.server
 import json
+import os
+import socketserver
 import sys
+import threading
 import time
+import uuid
 
 # Text that forges a closer, then an opener of a trusted-looking source, then a closer: what a
 # web page or a file could say to a model reading an unfenced tool result.
@@ -37,21 +59,21 @@ FORGED_JSON = json.dumps(FORGED)
 
 
 def raw(line):
-    """Writes one line exactly as given."""
+    """Writes one line exactly as given, on stdout."""
     sys.stdout.buffer.write(line.encode("utf-8") + b"\n")
     sys.stdout.buffer.flush()
 
 
-def send(message):
-    raw(json.dumps(message, separators=(",", ":")))
+def encoded(message):
+    return json.dumps(message, separators=(",", ":"))
 
 
 def answer(request_id, result):
-    send({"jsonrpc": "2.0", "id": request_id, "result": result})
+    return encoded({"jsonrpc": "2.0", "id": request_id, "result": result})
 
 
 def error(request_id, code, message):
-    send({"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}})
+    return encoded({"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}})
 
 
 def text_result(text):
@@ -284,28 +306,23 @@ def tools(scenario):
     return listed
 
 
-def main():
-    args = sys.argv[1:]
-    if args == ["--list"]:
-        print("\n".join(SCENARIOS))
-        return 0
-    if len(args) != 1 or args[0] not in SCENARIOS:
-        sys.stderr.write("usage: hostile_server.py SCENARIO (one of: %s)\n" % ", ".join(SCENARIOS))
-        return 2
-    scenario = SCENARIOS[args[0]]
-    name = scenario.get("name", "hostile-server")
-    tasks = {}
-    for line in sys.stdin.buffer:
-        try:
-            message = json.loads(line)
-        except ValueError:
-            continue
+class Session:
+    """One session with the client: its scenario, and the tasks its calls created."""
+
+    def __init__(self, scenario):
+        self.scenario = scenario
+        self.tasks = {}
+
+    def handle(self, message):
+        """What answers one message from the client: the raw lines to write, and then what
+        the server does ("exit", "crash", or None to go on)."""
+        scenario, tasks = self.scenario, self.tasks
         if not isinstance(message, dict) or "method" not in message:
-            continue
+            return [], None
         method, request_id = message["method"], message.get("id")
         params = message.get("params") or {}
         if request_id is None:
-            continue  # a notification: nothing to answer
+            return [], None  # a notification: nothing to answer
         if method == "initialize":
             asked = params.get("protocolVersion")
             version = asked if asked in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[-1]
@@ -313,60 +330,238 @@ def main():
                 "tools": {},
                 "tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}},
             }
-            answer(
-                request_id,
-                {
-                    "protocolVersion": version,
-                    "capabilities": capabilities,
-                    "serverInfo": {"name": name, "version": "1.0.0"},
-                },
-            )
-        elif method == "ping":
-            answer(request_id, {})
-        elif method == "tools/list":
-            answer(request_id, {"tools": tools(scenario)})
-        elif method == "tools/call" and isinstance(request_id, int) and not isinstance(request_id, bool):
+            name = scenario.get("name", "hostile-server")
+            info = {"protocolVersion": version, "capabilities": capabilities, "serverInfo": {"name": name, "version": "1.0.0"}}
+            return [answer(request_id, info)], None
+        if method == "ping":
+            return [answer(request_id, {})], None
+        if method == "tools/list":
+            return [answer(request_id, {"tools": tools(scenario)})], None
+        if method == "tools/call" and isinstance(request_id, int) and not isinstance(request_id, bool):
             lines, then = scenario["call"](request_id)
             if "task" in params:
                 handle = json.loads(lines[0])["result"]["task"]
                 tasks[handle["taskId"]] = handle
-            for hostile in lines:
-                raw(hostile)
-            if then == "crash":
-                sys.stdout.flush()
-                return 1
-            if then == "exit":
-                # Let the lines be read before the pipe closes, then go.
-                time.sleep(0.3)
-                return 0
-        elif method in ("tasks/get", "tasks/list", "tasks/cancel", "tasks/result"):
+            return lines, None if then == "continue" else then
+        if method in ("tasks/get", "tasks/list", "tasks/cancel", "tasks/result"):
             if scenario.get(method) == "forged-error":
-                raw(error_line(json.dumps(request_id), FORGED_ERROR))
-                continue
+                return [error_line(json.dumps(request_id), FORGED_ERROR)], None
             task_id = params.get("taskId")
             handle = tasks.get(task_id)
             if method == "tasks/list":
-                answer(request_id, {"tasks": list(tasks.values())})
-            elif handle is None:
-                error(request_id, -32602, "no such task")
-            elif method == "tasks/get":
+                return [answer(request_id, {"tasks": list(tasks.values())})], None
+            if handle is None:
+                return [error(request_id, -32602, "no such task")], None
+            if method == "tasks/get":
                 handle = dict(handle, status="completed")
                 message_text = scenario.get("status_message")
                 if message_text is not None:
                     handle["statusMessage"] = message_text
                 tasks[task_id] = handle
-                answer(request_id, handle)
-            elif method == "tasks/cancel":
+                return [answer(request_id, handle)], None
+            if method == "tasks/cancel":
                 handle = dict(handle, status="cancelled")
                 tasks[task_id] = handle
-                answer(request_id, handle)
-            else:
-                result = json.loads(text_result("the task is done"))
-                result["_meta"] = {"io.modelcontextprotocol/related-task": {"taskId": task_id}}
-                answer(request_id, result)
-        else:
-            error(request_id, -32601, "method not found")
+                return [answer(request_id, handle)], None
+            result = json.loads(text_result("the task is done"))
+            result["_meta"] = {"io.modelcontextprotocol/related-task": {"taskId": task_id}}
+            return [answer(request_id, result)], None
+        return [error(request_id, -32601, "method not found")], None
+
+
+def serve_stdio(scenario):
+    session = Session(scenario)
+    for line in sys.stdin.buffer:
+        try:
+            message = json.loads(line)
+        except ValueError:
+            continue
+        lines, then = session.handle(message)
+        for hostile in lines:
+            raw(hostile)
+        if then == "crash":
+            sys.stdout.flush()
+            return 1
+        if then == "exit":
+            # Let the lines be read before the pipe closes, then go.
+            time.sleep(0.3)
+            return 0
     return 0
+
+
+# ---------------------------------------------------------------------------------------------
+# Streamable HTTP.
+
+
+def make_handler(routes):
+    """A request handler serving `routes`: path -> (mode, scenario name)."""
+    sessions = {}
+    lock = threading.Lock()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args):
+            pass
+
+        def plain(self, status, body=b"", content_type="application/json", headers=()):
+            self.send_response(status)
+            if body:
+                self.send_header("Content-Type", content_type)
+            for name, value in headers:
+                self.send_header(name, value)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def refuse(self, status, text):
+            body = encoded({"jsonrpc": "2.0", "id": None, "error": {"code": -32000, "message": text}})
+            self.plain(status, body.encode("utf-8"))
+
+        def do_GET(self):
+            # No stream of the server's own: a client's transport takes 405 as "none".
+            self.plain(405, headers=[("Allow", "POST, DELETE")])
+
+        def do_DELETE(self):
+            key = self.headers.get("Mcp-Session-Id")
+            with lock:
+                known = sessions.pop(key, None) is not None
+            self.plain(200 if known else 404)
+
+        def do_POST(self):
+            route = routes.get(self.path)
+            if route is None:
+                self.plain(404)
+                return
+            mode, name = route
+            length = self.headers.get("Content-Length")
+            if length is None:
+                self.refuse(411, "a body needs a Content-Length")
+                return
+            body = self.rfile.read(int(length))
+            try:
+                message = json.loads(body)
+            except ValueError:
+                self.refuse(400, "not JSON")
+                return
+            messages = message if isinstance(message, list) else [message]
+            initialize = any(isinstance(m, dict) and m.get("method") == "initialize" for m in messages)
+            key = self.headers.get("Mcp-Session-Id")
+            new_key = None
+            with lock:
+                if initialize:
+                    new_key = uuid.uuid4().hex
+                    session = sessions[new_key] = Session(SCENARIOS[name])
+                elif key is None:
+                    session = None
+                else:
+                    session = sessions.get(key)
+            if session is None:
+                if key is None:
+                    self.refuse(400, "no Mcp-Session-Id: initialize first")
+                else:
+                    self.refuse(404, "no such session")
+                return
+            lines, ending = [], None
+            for each in messages:
+                more, then = session.handle(each)
+                lines.extend(more)
+                ending = ending or then
+            if ending is not None:
+                # As a stdio server that exits: the session is over.
+                with lock:
+                    sessions.pop(key, None)
+            headers = [("Mcp-Session-Id", new_key)] if new_key else []
+            if not lines and ending is None:
+                self.plain(202, headers=headers)
+            elif mode == "json":
+                self.json(lines, ending, headers)
+            else:
+                self.stream(lines, ending, headers)
+
+        def json(self, lines, ending, headers):
+            if ending == "crash":
+                # The server dies mid-call: the connection closes with no response.
+                self.close_connection = True
+                return
+            body = lines[0] if len(lines) == 1 else "[%s]" % ",".join(lines)
+            self.plain(200, body.encode("utf-8"), headers=headers)
+
+        def stream(self, lines, ending, headers):
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Cache-Control", "no-cache")
+            self.send_header("Transfer-Encoding", "chunked")
+            for header in headers:
+                self.send_header(*header)
+            self.end_headers()
+            for line in lines:
+                event = ("event: message\ndata: %s\n\n" % line).encode("utf-8")
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
+                self.wfile.flush()
+            if ending == "crash":
+                # The server dies mid-stream: the stream breaks off, with no last chunk.
+                self.close_connection = True
+                return
+            self.wfile.write(b"0\r\n\r\n")
+
+    return Handler
+
+
+def serve_http(address, routes, announced):
+    host, _, port = address.rpartition(":")
+    class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
+        daemon_threads = True
+        request_queue_size = 256
+
+        def handle_error(self, request, client_address):
+            # A client that leaves mid-answer (a proxy that has read what it needed, a driver
+            # that timed out) is no error of the server's.
+            if not isinstance(sys.exc_info()[1], ConnectionError):
+                super().handle_error(request, client_address)
+
+    server = Server((host.strip("[]"), int(port)), make_handler(routes))
+
+    def watch_stdin():
+        # The test that started the server holds its stdin: when it ends, so does the server.
+        while sys.stdin.buffer.read(65536):
+            pass
+        os._exit(0)
+
+    threading.Thread(target=watch_stdin, daemon=True).start()
+    url = "http://%s:%d%s" % (host, server.server_address[1], announced)
+    print("listening " + url, flush=True)
+    server.serve_forever()
+    return 0
+
+
+USAGE = """usage: hostile_server.py SCENARIO
+       hostile_server.py --http HOST:PORT [--json|--sse] SCENARIO
+       hostile_server.py --http HOST:PORT
+       hostile_server.py --list
+scenarios: %s
+"""
+
+
+def main():
+    args = sys.argv[1:]
+    if args == ["--list"]:
+        print("\n".join(SCENARIOS))
+        return 0
+    if len(args) == 1 and args[0] in SCENARIOS:
+        return serve_stdio(SCENARIOS[args[0]])
+    if len(args) >= 2 and args[0] == "--http":
+        address, rest = args[1], args[2:]
+        if not rest:
+            routes = {"/%s/%s/mcp" % (mode, name): (mode, name) for mode in ("json", "sse") for name in SCENARIOS}
+            return serve_http(address, routes, "/")
+        mode = "sse"
+        if rest[0] in ("--json", "--sse"):
+            mode, rest = rest[0][2:], rest[1:]
+        if len(rest) == 1 and rest[0] in SCENARIOS:
+            return serve_http(address, {"/mcp": (mode, rest[0])}, "/mcp")
+    sys.stderr.write(USAGE % ", ".join(SCENARIOS))
+    return 2
 
 
 if __name__ == "__main__":

@@ -21,6 +21,14 @@
 //! shape, show none: the table below says which. Through the proxy there must be none (see
 //! docs/mcp-proxy.md, "Testing with the official SDKs").
 //!
+//! The same scenarios run over Streamable HTTP in [`hostile_http`], with this oracle and this
+//! table: each SDK's HTTP client directly against `hostile_server.py --http` (answers as a JSON
+//! body and as an event stream), its stdio client through `fence mcp --url`, and its HTTP
+//! client through `fence mcp --listen … --url` and `fence mcp --listen … -- hostile_server.py
+//! SCENARIO`. Where an SDK's HTTP client reads a scenario otherwise than its stdio client, the
+//! direct expectation there is its own, and says why. [`http`] and [`http_proxied`] run
+//! well-behaved servers over HTTP (the SDK's own, rmcp's).
+//!
 //! The SDKs are installed by `scripts/sdk-setup.sh`, which every run of this test calls first
 //! (it does nothing when the pins have not changed). `FENCE_SKIP_SDK_TESTS=1` skips the tests.
 
@@ -38,6 +46,9 @@ use serde_json::{Value, json};
 mod http;
 // The Python SDK over Streamable HTTP, through `fence mcp --listen`.
 mod http_proxied;
+// The hostile server's scenarios over Streamable HTTP: directly, and through `--url`,
+// `--listen --url` and `--listen -- SERVER`.
+mod hostile_http;
 #[path = "../support/listening.rs"]
 mod listening;
 #[path = "../support/oracle.rs"]
@@ -350,7 +361,18 @@ fn run_driver(sdk: Sdk) -> HashMap<String, Value> {
 /// Runs `sessions` (each a label, a command and the operations to make) in `sdk`'s driver:
 /// their reports, by label. `name` tells plans of one process apart.
 fn run_plan(sdk: Sdk, sessions: &[Value], name: &str) -> HashMap<String, Value> {
-    let plan = json!({ "timeout": TIMEOUT_SECONDS, "concurrency": 4, "sessions": sessions });
+    run_plan_with(sdk, sessions, name, TIMEOUT_SECONDS, 4)
+}
+
+/// [`run_plan`], each request waiting up to `timeout` seconds, `concurrency` sessions at once.
+fn run_plan_with(
+    sdk: Sdk,
+    sessions: &[Value],
+    name: &str,
+    timeout: u64,
+    concurrency: usize,
+) -> HashMap<String, Value> {
+    let plan = json!({ "timeout": timeout, "concurrency": concurrency, "sessions": sessions });
     let plan_path = sdk_dir().join(format!("plan-{sdk:?}-{name}-{}.json", std::process::id()));
     std::fs::write(&plan_path, plan.to_string()).expect("the plan is written");
     let mut command = match sdk {
@@ -418,6 +440,18 @@ enum Direct {
     /// The SDK itself refuses the shape (it rejects the message, or never matches the id), or
     /// the scenario is hostile only to a proxy (its own error texts): no violation directly.
     Clean,
+}
+
+/// What the table says `sdk` hands on from scenario `name` directly (`None`: it cannot drive it).
+fn expected(sdk: Sdk, name: &str) -> Option<Direct> {
+    let (_, python, typescript) = TABLE
+        .iter()
+        .find(|(each, _, _)| *each == name)
+        .unwrap_or_else(|| panic!("no scenario {name} in the table"));
+    match sdk {
+        Sdk::Python => *python,
+        Sdk::TypeScript => *typescript,
+    }
 }
 
 fn check_direct(sdk: Sdk, name: &'static str, expected: Direct) {
@@ -492,6 +526,10 @@ macro_rules! cases {
     ($($module:ident $name:literal
         python($($py:tt)*) typescript($($ts:tt)*);)*) => {
         const ALL_SCENARIOS: &[&str] = &[$($name),*];
+        /// Each scenario's expectation directly, for Python and for TypeScript (`None`: the SDK
+        /// cannot drive it), as the table says.
+        const TABLE: &[(&str, Option<Direct>, Option<Direct>)] =
+            &[$(($name, cases!(@expect $($py)*), cases!(@expect $($ts)*))),*];
         $(
             mod $module {
                 cases!(@sdk python_direct python_proxied Python $name $($py)*);
@@ -499,6 +537,9 @@ macro_rules! cases {
             }
         )*
     };
+    (@expect -) => { None };
+    (@expect violation) => { Some(Direct::Violation) };
+    (@expect clean) => { Some(Direct::Clean) };
     (@sdk $direct:ident $proxied:ident $sdk:ident $name:literal -) => {};
     (@sdk $direct:ident $proxied:ident $sdk:ident $name:literal $d:ident) => {
         direct_test!($direct, $sdk, $name, $d);

@@ -42,6 +42,11 @@ pub(crate) enum Announced {
     /// proxy with `--listen`); its stdout is inherited, and every stderr line is passed on to
     /// the test's stderr (captured with the test's output).
     Stderr,
+    /// As [`Stderr`](Announced::Stderr), but its stderr lines are read and dropped: for the
+    /// many proxies of one run, whose notes on a hostile server's messages would fill the
+    /// test's output.
+    #[allow(dead_code, reason = "the SDK tests' use, not tests/proxy's")]
+    StderrDropped,
 }
 
 /// Starts `command` with stdin piped and waits, up to `patience`, for it to name the URL it
@@ -55,7 +60,7 @@ pub(crate) fn spawn_announcing(
 ) -> (KillOnDrop, String) {
     let (stdout, stderr) = match on {
         Announced::Stdout => (Stdio::piped(), Stdio::inherit()),
-        Announced::Stderr => (Stdio::inherit(), Stdio::piped()),
+        Announced::Stderr | Announced::StderrDropped => (Stdio::inherit(), Stdio::piped()),
     };
     let program = command.get_program().to_string_lossy().into_owned();
     let mut child = KillOnDrop(
@@ -82,13 +87,15 @@ pub(crate) fn spawn_announcing(
                 for _ in lines {}
             });
         }
-        Announced::Stderr => {
+        Announced::Stderr | Announced::StderrDropped => {
             let stderr = child.stderr.take().expect("stderr is piped");
             thread::spawn(move || {
                 let mut send = Some(send);
                 for line in BufReader::new(stderr).lines() {
                     let Ok(line) = line else { break };
-                    eprintln!("{line}");
+                    if on == Announced::Stderr {
+                        eprintln!("{line}");
+                    }
                     if let Some((_, url)) = line.split_once(": listening on ") {
                         if let Some(send) = send.take() {
                             let _ = send.send(Ok(url.to_owned()));
