@@ -41,12 +41,31 @@ pub(crate) fn full(bytes: impl Into<Bytes>) -> Body {
 /// A body written as it comes, each piece sent to the client as soon as it is given; it ends
 /// when the sender is dropped. The sender's `send` fails once the client has gone.
 pub(crate) fn streamed() -> (mpsc::Sender<Bytes>, Body) {
+    let (sender, body) = streamed_after(Vec::new());
+    (sender, body)
+}
+
+/// A body of `first`, then what [`streamed`]'s sender gives. The pieces of `first` are there
+/// when the body is first read, so they leave with the response's head, in one write.
+pub(crate) fn streamed_after(first: Vec<Bytes>) -> (mpsc::Sender<Bytes>, Body) {
     let (sender, receiver) = mpsc::channel::<Bytes>(32);
-    let stream = futures_util::stream::unfold(receiver, |mut receiver| async move {
+    let rest = futures_util::stream::unfold(receiver, |mut receiver| async move {
         let piece = receiver.recv().await?;
         Some((Ok::<_, BodyError>(Frame::data(piece)), receiver))
     });
+    let stream = futures_util::StreamExt::chain(pieces(first), rest);
     (sender, StreamBody::new(stream).boxed_unsync())
+}
+
+/// A body of these pieces and nothing more.
+pub(crate) fn pieces_body(pieces_of: Vec<Bytes>) -> Body {
+    StreamBody::new(pieces(pieces_of)).boxed_unsync()
+}
+
+fn pieces(
+    pieces: Vec<Bytes>,
+) -> impl futures_util::Stream<Item = Result<Frame<Bytes>, BodyError>> + Send + 'static {
+    futures_util::stream::iter(pieces.into_iter().map(|piece| Ok(Frame::data(piece))))
 }
 
 /// A response with a JSON body.

@@ -7,7 +7,9 @@
 //! by event and flushed per event.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -16,7 +18,9 @@ use http::{HeaderMap, Method, Response, StatusCode};
 use hyper::body::Incoming;
 use serde_json::value::RawValue;
 
-use super::front::{Body, Front, full, json_response, read_body, refusal, streamed};
+use super::front::{
+    Body, Front, full, json_response, pieces_body, read_body, refusal, streamed_after,
+};
 use super::message::Sent;
 use super::sse::{Event, Framed, Framer, message_event};
 use super::{BodyKind, Remote, compressed, hop_by_hop};
@@ -24,6 +28,10 @@ use crate::proxy::{Engine, report};
 use crate::session::{Forward, Outcome, Session};
 
 const SESSION_ID: &str = "mcp-session-id";
+
+/// How many of the upstream's chunks, there already, may go with a stream's head: a stream
+/// that never pauses still gets its head at once.
+const FIRST_CHUNKS: usize = 16;
 
 /// How long a session no request has named is kept.
 const IDLE: Duration = Duration::from_secs(60 * 60);
@@ -198,16 +206,17 @@ impl Reverse {
         }
         match kind {
             BodyKind::EventStream => {
-                let (pieces, body) = streamed();
-                let remote = self.remote.clone();
-                let limit = front.limit;
-                let headers = session_headers(response.headers());
-                tokio::spawn(async move {
-                    relay_stream(
-                        response, &session, &remote, &headers, &sent, extra, limit, &pieces,
-                    )
-                    .await;
-                });
+                let relay = Relay {
+                    headers: session_headers(response.headers()),
+                    response,
+                    session,
+                    remote: self.remote.clone(),
+                    sent,
+                    limit: front.limit,
+                    framer: Framer::new(front.limit),
+                    resumable: false,
+                };
+                let body = relay.start(extra).await;
                 head.body(body).unwrap_or_else(|_| broken())
             }
             BodyKind::Json if status.is_success() || read_as_answers(&response) => {
@@ -364,83 +373,161 @@ fn broken() -> Response<Body> {
     )
 }
 
-/// Relays an event stream from the upstream to the client, event by event: each `message`
-/// event's data through the session, every other event and line as it came. When the
-/// stream ends without an event id to resume it by, each request of `sent` still waiting
-/// gets its error as an event of the proxy's own. It stops when the client goes away, which
-/// drops the upstream's stream too (in 2026-07-28, that cancels the request).
-#[allow(clippy::too_many_arguments)]
-async fn relay_stream(
-    mut response: reqwest::Response,
-    session: &Session,
-    remote: &Remote,
-    headers: &HeaderMap,
-    sent: &Sent,
-    extra: Vec<Vec<u8>>,
-    limit: usize,
-    pieces: &tokio::sync::mpsc::Sender<Bytes>,
-) {
-    for message in extra {
-        if pieces.send(message_event(&message).into()).await.is_err() {
-            return;
+/// `future`'s output when it is ready now, or once the tasks it waits on have run (a few turns
+/// of the runtime, which also reads what the sockets already hold); `None` when it waits on the
+/// network.
+async fn soon<F: Future>(future: F) -> Option<F::Output> {
+    let mut future = std::pin::pin!(future);
+    for _ in 0..3 {
+        let polled =
+            std::future::poll_fn(|context| Poll::Ready(future.as_mut().poll(context))).await;
+        if let Poll::Ready(output) = polled {
+            return Some(output);
         }
+        tokio::task::yield_now().await;
     }
-    let mut framer = Framer::new(limit);
-    let mut events = Vec::new();
-    let mut resumable = false;
-    let mut broke = None;
-    loop {
-        // A client that has gone is noticed at once, not at the upstream's next event: the
-        // upstream's stream is dropped with it.
-        let next = tokio::select! {
-            next = response.chunk() => next,
-            () = pieces.closed() => return,
-        };
-        let chunk = match next {
-            Ok(Some(chunk)) => chunk,
-            Ok(None) => break,
-            Err(err) => {
-                broke = Some(super::stdio_front::error_chain(&err));
+    None
+}
+
+/// Where a relayed stream is, after a chunk of it.
+enum Step {
+    /// More is to come.
+    More,
+    /// Every request of the POST is answered: the stream is over for the client (a server ends
+    /// it there), whenever the upstream's own end arrives.
+    Answered,
+    /// The upstream's stream ended or broke off.
+    Ended,
+}
+
+/// An event stream from the upstream, relayed to the client event by event: each `message`
+/// event's data through the session, every other event and line as it came. When the stream
+/// ends without an event id to resume it by, each request of `sent` still waiting gets its
+/// error as an event of the proxy's own.
+struct Relay {
+    response: reqwest::Response,
+    session: Arc<Session>,
+    remote: Arc<Remote>,
+    /// The headers of a message of the proxy's own to the upstream.
+    headers: HeaderMap,
+    sent: Sent,
+    limit: usize,
+    framer: Framer,
+    /// Whether an event named an id, by which the client may resume the stream.
+    resumable: bool,
+}
+
+impl Relay {
+    /// The client's body: what the upstream has already sent, which goes to the client with
+    /// the head in one write (for a small call, the whole answer), then the rest as it comes,
+    /// relayed by a task of its own. `extra` are the proxy's own answers, first.
+    async fn start(mut self, extra: Vec<Vec<u8>>) -> Body {
+        let mut first: Vec<Bytes> = extra
+            .iter()
+            .map(|message| message_event(message).into())
+            .collect();
+        let mut step = Step::More;
+        for _ in 0..FIRST_CHUNKS {
+            let Some(next) = soon(self.response.chunk()).await else {
+                break;
+            };
+            step = self.step(next, &mut first);
+            if !matches!(step, Step::More) {
                 break;
             }
+        }
+        match step {
+            Step::More => {
+                let (pieces, body) = streamed_after(first);
+                tokio::spawn(async move { self.run(&pieces).await });
+                body
+            }
+            Step::Answered => {
+                self.drain();
+                pieces_body(first)
+            }
+            Step::Ended => pieces_body(first),
+        }
+    }
+
+    /// The client's pieces of the upstream's next chunk (`None`: its end), added to `out`.
+    fn step(&mut self, next: reqwest::Result<Option<Bytes>>, out: &mut Vec<Bytes>) -> Step {
+        let mut events = Vec::new();
+        let broke = match next {
+            Ok(Some(chunk)) => {
+                self.framer.feed(&chunk, &mut events);
+                for each in events {
+                    self.rewrite(each, out);
+                }
+                let sent = &self.sent.requests;
+                if !sent.is_empty() && !sent.iter().any(|id| self.session.waiting(id)) {
+                    return Step::Answered;
+                }
+                return Step::More;
+            }
+            Ok(None) => None,
+            Err(err) => Some(super::stdio_front::error_chain(&err)),
         };
-        framer.feed(&chunk, &mut events);
-        for each in events.drain(..) {
-            for piece in rewrite(each, session, remote, headers, limit, &mut resumable) {
-                if !piece.is_empty() && pieces.send(piece).await.is_err() {
+        if let Some(each) = self.framer.finish() {
+            self.rewrite(each, out);
+        }
+        if !self.resumable {
+            let why = match broke {
+                Some(why) => format!("the upstream's event stream broke off ({why})"),
+                None => "the upstream ended its event stream without answering".to_owned(),
+            };
+            for error in abandoned(&self.session, &self.sent.requests, &why) {
+                out.push(message_event(&error).into());
+            }
+        }
+        Step::Ended
+    }
+
+    /// Relays the rest of the stream to `pieces`. It stops when the client goes away, which
+    /// drops the upstream's stream too (in 2026-07-28, that cancels the request).
+    async fn run(mut self, pieces: &tokio::sync::mpsc::Sender<Bytes>) {
+        loop {
+            // A client that has gone is noticed at once, not at the upstream's next event.
+            let next = tokio::select! {
+                next = self.response.chunk() => next,
+                () = pieces.closed() => return,
+            };
+            let mut out = Vec::new();
+            let step = self.step(next, &mut out);
+            for piece in out {
+                if pieces.send(piece).await.is_err() {
                     return;
                 }
             }
-        }
-        if !sent.requests.is_empty() && !sent.requests.iter().any(|id| session.waiting(id)) {
-            // Every request of the POST is answered: the stream is over for the client (a
-            // server ends it there), whenever the upstream's own end arrives. The rest is read
-            // apart, so the connection can be used again.
-            tokio::spawn(async move {
-                let drain = async { while let Ok(Some(_)) = response.chunk().await {} };
-                let _ = tokio::time::timeout(Duration::from_secs(30), drain).await;
-            });
-            return;
-        }
-    }
-    if let Some(each) = framer.finish() {
-        for piece in rewrite(each, session, remote, headers, limit, &mut resumable) {
-            if !piece.is_empty() && pieces.send(piece).await.is_err() {
-                return;
+            match step {
+                Step::More => {}
+                Step::Answered => return self.drain(),
+                Step::Ended => return,
             }
         }
     }
-    if resumable {
-        return;
+
+    /// Reads the rest of the upstream's stream apart, so that its connection can be used again.
+    fn drain(self) {
+        let mut response = self.response;
+        tokio::spawn(async move {
+            let drain = async { while let Ok(Some(_)) = response.chunk().await {} };
+            let _ = tokio::time::timeout(Duration::from_secs(30), drain).await;
+        });
     }
-    let why = match broke {
-        Some(why) => format!("the upstream's event stream broke off ({why})"),
-        None => "the upstream ended its event stream without answering".to_owned(),
-    };
-    for error in abandoned(session, &sent.requests, &why) {
-        if pieces.send(message_event(&error).into()).await.is_err() {
-            return;
-        }
+
+    /// One event of the upstream's stream, as the client receives it, added to `out` in pieces
+    /// (a large message is not copied again to be framed).
+    fn rewrite(&mut self, framed: Framed, out: &mut Vec<Bytes>) {
+        let pieces = rewrite(
+            framed,
+            &self.session,
+            &self.remote,
+            &self.headers,
+            self.limit,
+            &mut self.resumable,
+        );
+        out.extend(pieces.into_iter().filter(|piece| !piece.is_empty()));
     }
 }
 
