@@ -20,6 +20,8 @@ pub(crate) struct Sent {
     pub(crate) name: Option<String>,
     /// The protocol version the first message's `_meta` names (2026-07-28 and later).
     pub(crate) protocol: Option<String>,
+    /// Whether it is a JSON-RPC batch, which a batch answers.
+    pub(crate) batch: bool,
 }
 
 impl Sent {
@@ -28,7 +30,8 @@ impl Sent {
         let Ok(raw) = serde_json::from_slice::<&RawValue>(body) else {
             return sent;
         };
-        let messages = if raw.get().starts_with('[') {
+        sent.batch = raw.get().starts_with('[');
+        let messages = if sent.batch {
             elements(raw).unwrap_or_default()
         } else {
             vec![raw]

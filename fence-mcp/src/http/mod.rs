@@ -109,6 +109,24 @@ pub(crate) fn hop_by_hop(name: &http::HeaderName, connection: &http::HeaderMap) 
             .any(|listed| listed.trim().eq_ignore_ascii_case(name.as_str()))
 }
 
+/// The messages of a JSON body answering a POST (`batch`: one that was a batch): the body,
+/// or, when it is a batch though the POST was none (a server may answer so), each of its
+/// messages, for a client that sent no batch refuses one.
+pub(crate) fn answers(body: &[u8], batch: bool) -> Vec<&[u8]> {
+    let elements = serde_json::from_slice::<&serde_json::value::RawValue>(body)
+        .ok()
+        .filter(|raw| !batch && raw.get().starts_with('['))
+        .and_then(crate::json::elements)
+        .filter(|elements| !elements.is_empty());
+    match elements {
+        Some(elements) => elements
+            .into_iter()
+            .map(|message| message.get().as_bytes())
+            .collect(),
+        None => vec![body],
+    }
+}
+
 /// One message as it is, several as a JSON-RPC batch.
 pub(crate) fn joined(mut messages: Vec<Vec<u8>>) -> Vec<u8> {
     if messages.len() == 1 {

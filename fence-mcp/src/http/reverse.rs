@@ -230,8 +230,10 @@ impl Reverse {
                 let headers = session_headers(&HeaderMap::new());
                 let mut messages = extra;
                 if !body.iter().all(u8::is_ascii_whitespace) {
-                    let outcome = session.upstream_line(&body);
-                    messages.extend(self.delivered(&session, outcome, &body, &headers));
+                    for message in super::answers(&body, sent.batch) {
+                        let outcome = session.upstream_line(message);
+                        messages.extend(self.delivered(&session, outcome, message, &headers));
+                    }
                 }
                 messages.extend(abandoned(
                     &session,

@@ -282,7 +282,7 @@ impl Link {
         initialize: bool,
     ) {
         let mut read = match response {
-            Ok(response) => self.read_response(response, initialize).await,
+            Ok(response) => self.read_response(response, initialize, sent.batch).await,
             Err(err) => Read::failed(self.unreachable(&err)),
         };
         let (mut tries, mut total) = (0, 0);
@@ -342,7 +342,12 @@ impl Link {
 
     /// Reads a response's messages into the session: what stopped it from answering, when it
     /// is not simply over, and the id to resume its stream from.
-    async fn read_response(&self, response: reqwest::Response, initialize: bool) -> Read {
+    async fn read_response(
+        &self,
+        response: reqwest::Response,
+        initialize: bool,
+        batch: bool,
+    ) -> Read {
         let kind = BodyKind::of(response.headers());
         if kind == BodyKind::EventStream
             && response.status().is_success()
@@ -350,11 +355,16 @@ impl Link {
         {
             return self.read_stream(response, initialize).await;
         }
-        Read::failed_or_done(self.read_other(response, initialize).await)
+        Read::failed_or_done(self.read_other(response, initialize, batch).await)
     }
 
     /// Reads a response that is not an event stream; what stopped it from answering.
-    async fn read_other(&self, response: reqwest::Response, initialize: bool) -> Option<String> {
+    async fn read_other(
+        &self,
+        response: reqwest::Response,
+        initialize: bool,
+        batch: bool,
+    ) -> Option<String> {
         let status = response.status();
         if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN {
             let why = format!(
@@ -383,7 +393,7 @@ impl Link {
         }
         let kind = BodyKind::of(response.headers());
         match kind {
-            BodyKind::Json => self.read_json(response, initialize).await,
+            BodyKind::Json => self.read_json(response, initialize, batch).await,
             BodyKind::Other if status.is_success() => None,
             // An event stream of an error status: the stream itself is read by the caller.
             BodyKind::EventStream | BodyKind::Other => Some(format!(
@@ -393,7 +403,14 @@ impl Link {
         }
     }
 
-    async fn read_json(&self, mut response: reqwest::Response, initialize: bool) -> Option<String> {
+    /// Reads a JSON response into the session, each of its [`answers`](super::answers) a line
+    /// of its own.
+    async fn read_json(
+        &self,
+        mut response: reqwest::Response,
+        initialize: bool,
+        batch: bool,
+    ) -> Option<String> {
         let status = response.status();
         let mut body = Vec::new();
         loop {
@@ -415,7 +432,9 @@ impl Link {
             return (!status.is_success())
                 .then(|| format!("the upstream {} answered {status}", self.remote.url()));
         }
-        self.upstream_message(&body, initialize);
+        for message in super::answers(&body, batch) {
+            self.upstream_message(message, initialize);
+        }
         (!status.is_success())
             .then(|| format!("the upstream {} answered {status}", self.remote.url()))
     }
