@@ -8,6 +8,7 @@
 //! protocol's `Mcp-Method` and `Mcp-Name` headers, opens the GET stream for the upstream's own
 //! messages once the session is initialized, and deletes the session when the client leaves.
 
+use std::collections::HashMap;
 use std::io::BufReader;
 use std::process::ExitCode;
 use std::sync::mpsc as std_mpsc;
@@ -16,12 +17,14 @@ use std::thread;
 use std::time::Duration;
 
 use http::{HeaderMap, HeaderValue, Method, StatusCode};
+use serde_json::value::RawValue;
 use tokio::sync::mpsc;
-use tokio::task::JoinSet;
+use tokio::task::{AbortHandle, JoinSet};
 
 use super::message::{ParamHeaders, Sent, header_value};
 use super::sse::{Event, Framed, Framer};
 use super::{BodyKind, EVENT_STREAM, Remote, compressed};
+use crate::json::Members;
 use crate::options::Options;
 use crate::proxy::{Engine, next_outcome, report};
 use crate::session::{Forward, Session, Side};
@@ -77,6 +80,10 @@ struct LinkState {
     said: Vec<&'static str>,
     /// The `Mcp-Param-*` headers the listed tools ask for.
     params: ParamHeaders,
+    /// The flight of each POST of one request, by the request's id (its JSON text): a
+    /// cancellation ends it, which closes the request's stream (in 2026-07-28, that is the
+    /// cancellation).
+    flying: HashMap<String, AbortHandle>,
 }
 
 /// Serves the stdio client on this process's stdin and stdout until it leaves.
@@ -117,6 +124,13 @@ pub(crate) async fn serve(options: &Options, engine: &Engine, remote: Arc<Remote
     flights.abort_all();
     link.delete().await;
     ExitCode::from(code.unwrap_or(0))
+}
+
+/// The id a `notifications/cancelled` names (`params.requestId`).
+fn cancelled_id(message: &[u8]) -> Option<Box<RawValue>> {
+    let raw = serde_json::from_slice::<&RawValue>(message).ok()?;
+    let params = Members::of(Members::of(raw)?.one("params").ok()??)?;
+    params.one("requestId").ok()?.map(RawValue::to_owned)
 }
 
 /// Writes each line to stdout, flushed, until the channel closes or the client stops reading.
@@ -220,6 +234,9 @@ impl Link {
     /// give the session everything after it needs; anything else is answered in the background.
     async fn dispatch(self: &Arc<Self>, message: Vec<u8>, flights: &mut JoinSet<()>) {
         let sent = Sent::read(&message);
+        if sent.method.as_deref() == Some("notifications/cancelled") {
+            self.cancel(&message);
+        }
         let mut headers = self.json_headers();
         if let Some(method) = sent.method.as_deref().and_then(header_value) {
             headers.insert("mcp-method", method);
@@ -251,17 +268,54 @@ impl Link {
             return;
         }
         let link = self.clone();
-        flights.spawn(async move {
+        let alone = match sent.requests.as_slice() {
+            [id] => Some(id.get().to_owned()),
+            _ => None,
+        };
+        let key = alone.clone();
+        let flight = flights.spawn(async move {
             let response = request.send().await;
             let accepted = response
                 .as_ref()
                 .is_ok_and(|response| response.status().is_success());
             link.answered(&sent, response, false).await;
+            if let Some(key) = &key {
+                let mut state = link.state.lock().unwrap_or_else(PoisonError::into_inner);
+                if state
+                    .flying
+                    .get(key)
+                    .is_some_and(|handle| handle.id() == tokio::task::id())
+                {
+                    state.flying.remove(key);
+                }
+            }
             if initialized && accepted {
                 // Not a flight: the client leaving does not wait for it.
                 tokio::spawn(async move { link.listen().await });
             }
         });
+        if let Some(key) = alone {
+            let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+            state.flying.insert(key, flight);
+        }
+    }
+
+    /// A cancellation from the client (`message`): the flight of the request it names, when
+    /// that request was a POST of its own, is ended, closing its stream, and the request
+    /// forgotten (it wants no answer). The cancellation itself is still sent, for an upstream
+    /// of the handshake era, which reads it.
+    fn cancel(&self, message: &[u8]) {
+        let Some(id) = cancelled_id(message) else {
+            return;
+        };
+        let flight = {
+            let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+            state.flying.remove(id.get())
+        };
+        if let Some(flight) = flight {
+            flight.abort();
+            let _ = self.session.abandon(&id, "the client cancelled it");
+        }
     }
 
     fn keep_session(&self, headers: &HeaderMap) {

@@ -1602,7 +1602,6 @@ async fn an_input_required_result_and_its_retry_pass_byte_for_byte() {
 /// over Streamable HTTP the protocol's cancellation is closing the request's stream, which a
 /// stateless upstream (no session to route a cancellation POST to) needs.
 #[tokio::test(flavor = "multi_thread")]
-#[ignore = "a known bug: --url posts the cancellation but keeps the request's stream open"]
 async fn url_cancellation_closes_the_requests_stream() {
     let (closed, mut noticed) = mpsc::unbounded_channel::<()>();
     let hostile = Hostile::start(move |seen: &Seen| {
