@@ -2,7 +2,7 @@
 //! and through `fence mcp`, in one run, interleaved so that both see the same machine.
 //!
 //! ```text
-//! cargo test --release -p fence-mcp --test proxy bench -- --ignored --nocapture
+//! cargo test --release -p fence-mcp --test proxy bench -- --ignored --nocapture --test-threads=1
 //! ```
 //!
 //! 1,000 small calls (`echo`) and 20 calls with a 10 MB result (`big`), each way. Floors:
