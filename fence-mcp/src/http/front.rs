@@ -41,8 +41,7 @@ pub(crate) fn full(bytes: impl Into<Bytes>) -> Body {
 /// A body written as it comes, each piece sent to the client as soon as it is given; it ends
 /// when the sender is dropped. The sender's `send` fails once the client has gone.
 pub(crate) fn streamed() -> (mpsc::Sender<Bytes>, Body) {
-    let (sender, body) = streamed_after(Vec::new());
-    (sender, body)
+    streamed_after(Vec::new())
 }
 
 /// A body of `first`, then what [`streamed`]'s sender gives. The pieces of `first` are there

@@ -521,58 +521,41 @@ impl Relay {
     /// One event of the upstream's stream, as the client receives it, added to `out` in pieces
     /// (a large message is not copied again to be framed).
     fn rewrite(&mut self, framed: Framed, out: &mut Vec<Bytes>) {
-        let pieces = rewrite(
-            framed,
-            &self.session,
-            &self.remote,
-            &self.headers,
-            self.limit,
-            &mut self.resumable,
-        );
+        let raw = match framed {
+            Framed::Event(raw) => raw,
+            Framed::Oversized(size) => {
+                report(
+                    &self.session,
+                    &format!(
+                        "dropped an event of {size} bytes from the upstream, over the {}-byte \
+                         limit (--max-message-bytes)",
+                        self.limit
+                    ),
+                );
+                return;
+            }
+        };
+        let event = Event::read(&raw);
+        self.resumable |= event.id().is_some_and(|id| !id.is_empty());
+        let Some(message) = event.message() else {
+            if !raw.is_empty() {
+                out.push(raw.into());
+            }
+            return;
+        };
+        let mut outcome = self.session.upstream_line(message);
+        let also = std::mem::take(&mut outcome.also);
+        let forward = std::mem::replace(&mut outcome.forward, Forward::Nothing);
+        deliver(&self.session, &self.remote, &self.headers, outcome, message);
+        let pieces: Vec<Bytes> = match forward {
+            Forward::AsIs => {
+                drop(event);
+                vec![raw.into()]
+            }
+            Forward::Rewritten(message) => event.rewritten_around(message).into(),
+            Forward::Nothing => vec![event.rewritten(None).into()],
+        };
         out.extend(pieces.into_iter().filter(|piece| !piece.is_empty()));
+        out.extend(also.iter().map(|message| message_event(message).into()));
     }
-}
-
-/// One event of the upstream's stream, as the client receives it, in pieces (a large message
-/// is not copied again to be framed).
-fn rewrite(
-    framed: Framed,
-    session: &Session,
-    remote: &Remote,
-    headers: &HeaderMap,
-    limit: usize,
-    resumable: &mut bool,
-) -> Vec<Bytes> {
-    let raw = match framed {
-        Framed::Event(raw) => raw,
-        Framed::Oversized(size) => {
-            report(
-                session,
-                &format!(
-                    "dropped an event of {size} bytes from the upstream, over the {limit}-byte \
-                     limit (--max-message-bytes)"
-                ),
-            );
-            return Vec::new();
-        }
-    };
-    let event = Event::read(&raw);
-    *resumable |= event.id().is_some_and(|id| !id.is_empty());
-    let Some(message) = event.message() else {
-        return vec![raw.into()];
-    };
-    let mut outcome = session.upstream_line(message);
-    let also = std::mem::take(&mut outcome.also);
-    let forward = std::mem::replace(&mut outcome.forward, Forward::Nothing);
-    deliver(session, remote, headers, outcome, message);
-    let mut pieces = match forward {
-        Forward::AsIs => {
-            drop(event);
-            vec![raw.into()]
-        }
-        Forward::Rewritten(message) => event.rewritten_around(message).into(),
-        Forward::Nothing => vec![event.rewritten(None).into()],
-    };
-    pieces.extend(also.iter().map(|message| message_event(message).into()));
-    pieces
 }

@@ -47,6 +47,11 @@ pub(super) struct Pending {
 }
 
 impl Pending {
+    /// Whether the request is a `tools/call`.
+    pub(super) fn calls_a_tool(&self) -> bool {
+        matches!(self.asked, Asked::CallTool(_))
+    }
+
     /// How the proxy names the request in messages: "tools/call `fetch`", the tool's name as
     /// [`shown`] repeats it.
     pub(super) fn describe(&self) -> String {

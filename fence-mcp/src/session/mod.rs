@@ -393,10 +393,7 @@ impl Session {
         };
         let state = self.state();
         match state.client.find(&keys) {
-            Found::One(handle) => state
-                .client
-                .get(handle)
-                .is_some_and(|pending| matches!(pending.asked, Asked::CallTool(_))),
+            Found::One(handle) => state.client.get(handle).is_some_and(Pending::calls_a_tool),
             Found::None | Found::Several => false,
         }
     }
@@ -481,10 +478,7 @@ impl Session {
         let mut state = self.state();
         let pending = match state.client.find(&keys) {
             Found::One(handle) => {
-                let is_call = state
-                    .client
-                    .get(handle)
-                    .is_some_and(|pending| matches!(pending.asked, Asked::CallTool(_)));
+                let is_call = state.client.get(handle).is_some_and(Pending::calls_a_tool);
                 if call.is_some() && !is_call {
                     // What is waiting changed since the message was read: read it again,
                     // with its result as it came.

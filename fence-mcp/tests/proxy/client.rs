@@ -8,7 +8,6 @@
 #![allow(deprecated)]
 
 use std::pin::Pin;
-use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, ready};
 
@@ -28,7 +27,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::sync::Notify;
 
-use crate::common::binaries;
+use crate::common::{binaries, spawn_piped};
 use crate::oracle::neutralised;
 
 /// The page the test server's `fetch` returns after its first line.
@@ -135,13 +134,7 @@ pub(crate) async fn connect(proxied: bool) -> Session {
     } else {
         tokio::process::Command::new(&binaries.server)
     };
-    let mut child = command
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("the server starts");
+    let mut child = spawn_piped(&mut command);
     let from_server = Arc::new(Mutex::new(Vec::new()));
     let to_server = Arc::new(Mutex::new(Vec::new()));
     let reader = Tee {

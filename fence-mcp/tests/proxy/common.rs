@@ -68,6 +68,18 @@ pub(crate) fn proxy_command(args: &[&str]) -> Command {
 }
 
 /// How long a test waits for any one thing before it fails.
+/// Starts `command` with its stdin and stdout piped to the test and its stderr the test's
+/// own, killed when the child is dropped.
+pub(crate) fn spawn_piped(command: &mut tokio::process::Command) -> tokio::process::Child {
+    command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the process starts")
+}
+
 pub(crate) const PATIENCE: Duration = Duration::from_secs(20);
 
 /// A process spoken to line by line: what it writes on stdout arrives as lines, its stderr is

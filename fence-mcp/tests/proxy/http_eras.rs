@@ -13,7 +13,6 @@
 #![allow(deprecated)]
 
 use std::ffi::OsStr;
-use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 
 use fence_runtime::{Source, fence};
@@ -30,7 +29,7 @@ use rmcp::service::{
 use rmcp::{ClientHandler, ErrorData, ServiceExt};
 use serde_json::{Value, json};
 
-use crate::common::{PATIENCE, binaries};
+use crate::common::{PATIENCE, binaries, spawn_piped};
 use crate::http_direct::{Announced, HttpMode, KillOnDrop, spawn_announcing, start_http_server};
 use crate::oracle::fence_result;
 
@@ -126,14 +125,7 @@ async fn over_stdio(
     args: &[&OsStr],
     modern: bool,
 ) -> (Client, tokio::process::Child) {
-    let mut child = tokio::process::Command::new(program)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("the process starts");
+    let mut child = spawn_piped(tokio::process::Command::new(program).args(args));
     let transport = (child.stdout.take().unwrap(), child.stdin.take().unwrap());
     let what = format!("{program:?} {args:?}");
     (connect(&what, transport, modern).await, child)

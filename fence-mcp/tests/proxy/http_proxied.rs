@@ -29,7 +29,7 @@ use rmcp::model::CallToolRequestParams;
 use rmcp::service::{RoleClient, RunningService};
 use serde_json::Value;
 
-use crate::common::{PATIENCE, alive, binaries, gone_within};
+use crate::common::{PATIENCE, alive, binaries, gone_within, spawn_piped};
 use crate::http_direct::{
     Announced, HttpClient, HttpMode, KillOnDrop, SCRIPT, rmcp_http_client, run_script,
     spawn_announcing, start_http_server,
@@ -53,14 +53,7 @@ fn listen<I: IntoIterator<Item = S>, S: AsRef<OsStr>>(args: I) -> (KillOnDrop, S
 /// rmcp's client over stdio to `program ARGS`, initialized; the process is killed when the
 /// [`tokio::process::Child`] is dropped.
 async fn rmcp_stdio_client(program: &Path, args: &[&str]) -> (Client, tokio::process::Child) {
-    let mut child = tokio::process::Command::new(program)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("the process starts");
+    let mut child = spawn_piped(tokio::process::Command::new(program).args(args));
     let transport = (child.stdout.take().unwrap(), child.stdin.take().unwrap());
     match tokio::time::timeout(PATIENCE, HttpClient.serve(transport)).await {
         Ok(Ok(client)) => (client, child),
