@@ -17,6 +17,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::io::BufReader;
 use std::process::Child;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -27,7 +28,7 @@ use hyper::body::Incoming;
 use tokio::sync::mpsc;
 
 use super::front::{Body, Front, json_response, read_body, refusal, streamed};
-use super::message::Sent;
+use super::message::{Renumbered, Sent, subscription_id, with_id};
 use super::sse::message_event;
 use crate::json::Members;
 use crate::options::Options;
@@ -57,13 +58,17 @@ struct Server {
     process: Mutex<Child>,
     routes: Mutex<Routes>,
     used: Mutex<Instant>,
-    /// The stateless era's server, whose streams' closing cancels their requests.
+    /// The stateless era's server, whose streams' closing cancels their requests, and whose
+    /// requests (of many clients, each counting its ids from the start) get ids of its own.
     stateless: bool,
+    /// The last id the proxy gave a stateless request.
+    last_id: AtomicU64,
 }
 
 #[derive(Default)]
 struct Routes {
-    /// Where the answer to each waiting request goes, by its id's exact JSON.
+    /// Where the answer to each waiting request goes, by its id's exact JSON (as the server
+    /// knows it).
     waiting: HashMap<String, Route>,
     /// The session's GET stream, when open.
     listener: Option<mpsc::UnboundedSender<Vec<u8>>>,
@@ -74,9 +79,18 @@ struct Routes {
 
 /// The response a request's answer goes back on.
 struct Route {
-    sender: mpsc::UnboundedSender<Vec<u8>>,
+    sender: mpsc::UnboundedSender<Routed>,
     /// Whether it is an event stream, which may carry the server's other messages too.
     stream: bool,
+    /// The client's id, when the proxy gave the request one of its own.
+    original: Option<String>,
+}
+
+/// A message on its way to a POST's response.
+struct Routed {
+    /// The id (as the server knows it) of the request it answers, if it is an answer.
+    answers: Option<String>,
+    message: Vec<u8>,
 }
 
 impl Children {
@@ -222,6 +236,7 @@ impl Children {
             routes: Mutex::new(Routes::default()),
             used: Mutex::new(Instant::now()),
             stateless,
+            last_id: AtomicU64::new(0),
         });
         let reader = server.clone();
         let limit = self.options.max_message_bytes();
@@ -287,6 +302,16 @@ fn session_id() -> String {
         })
 }
 
+impl Routed {
+    /// A message that answers none of the POST's requests.
+    fn other(message: Vec<u8>) -> Routed {
+        Routed {
+            answers: None,
+            message,
+        }
+    }
+}
+
 impl Server {
     fn routes(&self) -> std::sync::MutexGuard<'_, Routes> {
         self.routes.lock().unwrap_or_else(PoisonError::into_inner)
@@ -298,6 +323,21 @@ impl Server {
 
     /// One POST's body: through the session, to the server; its answers on the response.
     async fn post(&self, body: &[u8], streams: bool) -> Response<Body> {
+        let renumbered = self
+            .stateless
+            .then(|| Renumbered::new(body, || self.last_id.fetch_add(1, Ordering::Relaxed) + 1))
+            .flatten();
+        let body = renumbered
+            .as_ref()
+            .map_or(body, |renumbered| &renumbered.body);
+        let original = |id: &str| renumbered.as_ref()?.original(id).map(str::to_owned);
+        // The proxy's own answers, to the client's ids.
+        let restored = |message: Vec<u8>| {
+            answer_id(&message)
+                .and_then(|id| original(&id))
+                .and_then(|id| with_id(&message, &id))
+                .unwrap_or(message)
+        };
         let outcome = self.session.client_line(body);
         for note in &outcome.notes {
             report(&self.session, note);
@@ -315,12 +355,13 @@ impl Server {
                 let route = Route {
                     sender: answers.clone(),
                     stream: streams,
+                    original: original(id.get()),
                 };
                 routes.waiting.insert(id.get().to_owned(), route);
             }
         }
         drop(answers);
-        let mut first = outcome.reply;
+        let mut first: Vec<_> = outcome.reply.into_iter().map(restored).collect();
         if let Some(message) = onward.as_mut() {
             if !self.input.send(message) {
                 let why = format!(
@@ -330,7 +371,8 @@ impl Server {
                 first.extend(
                     sent.requests
                         .iter()
-                        .filter_map(|id| self.session.abandon(id, &why)),
+                        .filter_map(|id| self.session.abandon(id, &why))
+                        .map(restored),
                 );
                 self.routes()
                     .waiting
@@ -344,7 +386,7 @@ impl Server {
             let mut messages = first;
             for _ in &sent.requests {
                 match answered.recv().await {
-                    Some(message) => messages.push(message),
+                    Some(routed) => messages.push(routed.message),
                     None => break,
                 }
             }
@@ -433,16 +475,27 @@ impl Server {
         let mut routes = self.routes();
         if let Some(id) = answer_id(&message) {
             if let Some(route) = routes.waiting.remove(&id) {
-                let _ = route.sender.send(message);
+                let message = match &route.original {
+                    Some(original) => with_id(&message, original).unwrap_or(message),
+                    None => message,
+                };
+                let answers = Some(id);
+                let _ = route.sender.send(Routed { answers, message });
                 return;
             }
         }
         // A 2026-07-28 subscription's notification goes on its `subscriptions/listen` stream.
         let message = match subscription_id(&message).and_then(|id| routes.waiting.get(&id)) {
-            Some(route) => match route.sender.send(message) {
-                Ok(()) => return,
-                Err(failed) => failed.0,
-            },
+            Some(route) => {
+                let message = match &route.original {
+                    Some(original) => with_id(&message, original).unwrap_or(message),
+                    None => message,
+                };
+                match route.sender.send(Routed::other(message)) {
+                    Ok(()) => return,
+                    Err(failed) => failed.0.message,
+                }
+            }
             None => message,
         };
         let message = match &routes.listener {
@@ -457,9 +510,9 @@ impl Server {
         };
         routes.waiting.retain(|_, route| !route.sender.is_closed());
         let message = match routes.waiting.values().find(|route| route.stream) {
-            Some(route) => match route.sender.send(message) {
+            Some(route) => match route.sender.send(Routed::other(message)) {
                 Ok(()) => return,
-                Err(failed) => failed.0,
+                Err(failed) => failed.0.message,
             },
             None => message,
         };
@@ -497,7 +550,7 @@ impl Server {
 /// which in the stateless 2026-07-28 protocol cancels the requests still waiting.
 async fn stream_answers(
     first: Vec<Vec<u8>>,
-    mut answered: mpsc::UnboundedReceiver<Vec<u8>>,
+    mut answered: mpsc::UnboundedReceiver<Routed>,
     pieces: mpsc::Sender<Bytes>,
     requests: Vec<Box<serde_json::value::RawValue>>,
     input: Arc<Sink<std::process::ChildStdin>>,
@@ -515,10 +568,10 @@ async fn stream_answers(
             message = answered.recv() => message,
             () = pieces.closed() => None,
         };
-        let Some(message) = message else {
+        let Some(Routed { answers, message }) = message else {
             break;
         };
-        if let Some(id) = answer_id(&message) {
+        if let Some(id) = answers {
             unanswered.retain(|waiting| *waiting != id);
         }
         if pieces.send(message_event(&message).into()).await.is_err() {
@@ -539,17 +592,6 @@ async fn stream_answers(
             input.send(&mut cancel);
         }
     }
-}
-
-/// The id of the `subscriptions/listen` request a notification is sent for (its
-/// `params._meta["io.modelcontextprotocol/subscriptionId"]`), as its exact JSON.
-fn subscription_id(message: &[u8]) -> Option<String> {
-    const KEY: &str = "io.modelcontextprotocol/subscriptionId";
-    memchr::memmem::find(message, KEY.as_bytes())?;
-    let raw: &serde_json::value::RawValue = serde_json::from_slice(message).ok()?;
-    let params = Members::of(Members::of(raw)?.one("params").ok()??)?;
-    let meta = Members::of(params.one("_meta").ok()??)?;
-    Some(meta.one(KEY).ok()??.get().to_owned())
 }
 
 /// The id of an answer (a message with an `id` and no `method`), as its exact JSON.

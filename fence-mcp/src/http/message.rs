@@ -82,6 +82,121 @@ impl Sent {
     }
 }
 
+/// The `_meta` key of a 2026-07-28 notification that names the `subscriptions/listen` request
+/// it is sent for.
+const SUBSCRIPTION_ID_KEY: &str = "io.modelcontextprotocol/subscriptionId";
+
+/// A body whose requests' ids the proxy replaced with ids of its own: the stateless requests of
+/// many clients share one server behind `--listen -- SERVER`, and so one id space.
+#[derive(Debug)]
+pub(crate) struct Renumbered {
+    pub(crate) body: Vec<u8>,
+    /// Each new id with the client's it replaced, both as their exact JSON.
+    pub(crate) ids: Vec<(String, String)>,
+}
+
+impl Renumbered {
+    /// `body` with the id of each request in it (a message with a `method` and an `id` that is
+    /// a string or an integer) replaced by a number `next` gives; `None` when it holds none.
+    pub(crate) fn new(body: &[u8], mut next: impl FnMut() -> u64) -> Option<Renumbered> {
+        let text = std::str::from_utf8(body).ok()?;
+        let raw: &RawValue = serde_json::from_str(text).ok()?;
+        let messages = if raw.get().starts_with('[') {
+            elements(raw)?
+        } else {
+            vec![raw]
+        };
+        let mut renumbered = Vec::with_capacity(body.len() + 16);
+        let mut copied = 0;
+        let mut ids = Vec::new();
+        for message in messages {
+            let Some(members) = Members::of(message) else {
+                continue;
+            };
+            let id = members.one("id").ok().flatten();
+            // An id the session refuses (no integer, say) is left for it to refuse.
+            let renumbers = |id: &&RawValue| {
+                id.get() != "null"
+                    && members.string("method").is_some()
+                    && crate::ids::request_keys(id).is_ok()
+            };
+            let Some(id) = id.filter(renumbers) else {
+                continue;
+            };
+            let at = offset(text, id);
+            let new = next().to_string();
+            renumbered.extend_from_slice(&body[copied..at]);
+            renumbered.extend_from_slice(new.as_bytes());
+            copied = at + id.get().len();
+            ids.push((new, id.get().to_owned()));
+        }
+        if ids.is_empty() {
+            return None;
+        }
+        renumbered.extend_from_slice(&body[copied..]);
+        Some(Renumbered {
+            body: renumbered,
+            ids,
+        })
+    }
+
+    /// The client's id a new one replaced.
+    pub(crate) fn original(&self, new: &str) -> Option<&str> {
+        self.ids
+            .iter()
+            .find(|(id, _)| id == new)
+            .map(|(_, original)| original.as_str())
+    }
+}
+
+/// `message` with the request id it carries replaced by `id` (exact JSON): an answer's `id`,
+/// and the subscription id a `subscriptions/listen` request's notifications and final result
+/// name in their `_meta`. `None` when it carries none.
+pub(crate) fn with_id(message: &[u8], id: &str) -> Option<Vec<u8>> {
+    let text = std::str::from_utf8(message).ok()?;
+    let raw: &RawValue = serde_json::from_str(text).ok()?;
+    let members = Members::of(raw)?;
+    let mut parts = Vec::new();
+    if members.one("method").ok()?.is_none() {
+        parts.extend(members.one("id").ok()?);
+    }
+    parts.extend(["result", "params"].into_iter().find_map(|key| {
+        let meta = Members::of(Members::of(members.one(key).ok()??)?.one("_meta").ok()??)?;
+        meta.one(SUBSCRIPTION_ID_KEY).ok()?
+    }));
+    if parts.is_empty() {
+        return None;
+    }
+    parts.sort_unstable_by_key(|part| offset(text, part));
+    let mut out = Vec::with_capacity(message.len() + id.len());
+    let mut copied = 0;
+    for part in parts {
+        let at = offset(text, part);
+        out.extend_from_slice(&message[copied..at]);
+        out.extend_from_slice(id.as_bytes());
+        copied = at + part.get().len();
+    }
+    out.extend_from_slice(&message[copied..]);
+    Some(out)
+}
+
+/// The id of the `subscriptions/listen` request a notification is sent for (its
+/// `params._meta["io.modelcontextprotocol/subscriptionId"]`), as its exact JSON.
+pub(crate) fn subscription_id(message: &[u8]) -> Option<String> {
+    memchr::memmem::find(message, SUBSCRIPTION_ID_KEY.as_bytes())?;
+    let raw: &RawValue = serde_json::from_slice(message).ok()?;
+    let params = Members::of(Members::of(raw)?.one("params").ok()??)?;
+    let meta = Members::of(params.one("_meta").ok()??)?;
+    Some(meta.one(SUBSCRIPTION_ID_KEY).ok()??.get().to_owned())
+}
+
+/// Where `part`, a value read out of `text` (and so borrowed from it), starts in it.
+fn offset(text: &str, part: &RawValue) -> usize {
+    let at = part.get().as_ptr().addr() - text.as_ptr().addr();
+    debug_assert!(at + part.get().len() <= text.len());
+    at
+}
+
 /// A header value for a name or URI as the 2026-07-28 protocol writes one: as it is when it
 /// is printable ASCII without surrounding blanks, else `=?base64?…?=`.
 pub(crate) fn header_value(value: &str) -> Option<http::HeaderValue> {
@@ -138,6 +253,49 @@ mod tests {
         let ids: Vec<_> = sent.requests.iter().map(|id| id.get()).collect();
         assert_eq!(ids, [r#""a""#]);
         assert_eq!(sent.method.as_deref(), Some("notifications/initialized"));
+    }
+
+    #[test]
+    fn requests_are_renumbered_and_nothing_else_is_touched() {
+        let body = br#"[ {"jsonrpc":"2.0","id":1,"method":"tools/list"}, {"jsonrpc":"2.0","method":"notifications/x","id":null}, {"jsonrpc":"2.0","id":"a","result":{"id":1}}, {"id" : "k\"1", "method":"ping","params":{"id":1}} ]"#;
+        let mut next = 40;
+        let renumbered = Renumbered::new(body, || {
+            next += 1;
+            next
+        })
+        .unwrap();
+        assert_eq!(
+            std::str::from_utf8(&renumbered.body).unwrap(),
+            r#"[ {"jsonrpc":"2.0","id":41,"method":"tools/list"}, {"jsonrpc":"2.0","method":"notifications/x","id":null}, {"jsonrpc":"2.0","id":"a","result":{"id":1}}, {"id" : 42, "method":"ping","params":{"id":1}} ]"#
+        );
+        assert_eq!(renumbered.original("41"), Some("1"));
+        assert_eq!(renumbered.original("42"), Some(r#""k\"1""#));
+        assert_eq!(renumbered.original("43"), None);
+        let notification = br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+        assert!(Renumbered::new(notification, || 1).is_none());
+        assert!(Renumbered::new(b"{not json", || 1).is_none());
+    }
+
+    #[test]
+    fn an_answer_and_a_subscription_notification_get_the_clients_id_back() {
+        let answer = br#"{"jsonrpc":"2.0","id":41,"result":{"id":41}}"#;
+        assert_eq!(
+            with_id(answer, r#""k""#).unwrap(),
+            br#"{"jsonrpc":"2.0","id":"k","result":{"id":41}}"#
+        );
+        let ended = br#"{"jsonrpc":"2.0","result":{"_meta":{"io.modelcontextprotocol/subscriptionId":41}},"id":41}"#;
+        assert_eq!(
+            with_id(ended, "7").unwrap(),
+            br#"{"jsonrpc":"2.0","result":{"_meta":{"io.modelcontextprotocol/subscriptionId":7}},"id":7}"#
+        );
+        assert!(with_id(br#"{"jsonrpc":"2.0","method":"x","id":41}"#, "1").is_none());
+        let update = br#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":41}}}"#;
+        assert_eq!(subscription_id(update).as_deref(), Some("41"));
+        assert_eq!(
+            with_id(update, "7").unwrap(),
+            br#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":7}}}"#
+        );
+        assert!(subscription_id(answer).is_none());
     }
 
     #[test]

@@ -511,8 +511,6 @@ async fn listen_server_sends_a_subscriptions_notifications_on_its_own_stream() {
 /// start, as every client does. While the first client's subscription is open, the second's
 /// requests must be answered, whatever their ids.
 #[tokio::test(flavor = "multi_thread")]
-#[ignore = "a known bug: the stateless clients of --listen -- SERVER share one session, so a \
-            request whose id another client's waiting request already uses is refused"]
 async fn listen_server_keeps_the_ids_of_stateless_clients_apart() {
     let (_proxy, front) = listen(&["--".as_ref(), binaries().server.as_os_str()]);
     let listener = over_http(&front).await;

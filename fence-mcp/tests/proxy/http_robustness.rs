@@ -1646,3 +1646,47 @@ async fn url_cancellation_closes_the_requests_stream() {
         .await
         .expect("the request's stream was closed when the client cancelled it");
 }
+
+/// `--listen -- SERVER` in 2026-07-28: the proxy gives each stateless request an id of its own
+/// (the clients share one server), and every answer, the proxy's own errors among them, comes
+/// back with the id its client wrote, byte for byte; an id the proxy refuses keeps its refusal.
+#[tokio::test(flavor = "multi_thread")]
+async fn listen_server_answers_stateless_requests_with_the_clients_own_ids() {
+    let server = binaries().server.to_str().unwrap().to_owned();
+    let front = Listening::start(&["--", &server]);
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28"});
+    let ask = async |body: String| {
+        let response = client()
+            .post(&front.url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json")
+            .header("mcp-protocol-version", "2026-07-28")
+            .body(body)
+            .send()
+            .await
+            .expect("the front answers");
+        String::from_utf8(response.bytes().await.unwrap().to_vec()).unwrap()
+    };
+
+    let ping = |id: &str| {
+        format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping","params":{{"_meta":{meta}}}}}"#)
+    };
+    for id in [r#""mine""#, "7", r#""\u0031""#, "12345678901234567890123"] {
+        let answer = ask(ping(id)).await;
+        assert!(
+            answer.starts_with(&format!(r#"{{"jsonrpc":"2.0","id":{id},"#)),
+            "{id}: {answer}"
+        );
+    }
+    // The proxy's own error (a tool name no client can decode) comes back to the client's id.
+    let call = format!(
+        r#"{{"jsonrpc":"2.0","id":"bad","method":"tools/call","params":{{"name":"\ud800","_meta":{meta}}}}}"#
+    );
+    let refused: Value = serde_json::from_str(&ask(call).await).unwrap();
+    assert_eq!(refused["id"], "bad", "{refused}");
+    let why = refused["error"]["message"].as_str().unwrap();
+    assert!(why.starts_with("fence mcp: `params.name`"), "{refused}");
+    // An id that is no integer is refused as before, not hidden behind one of the proxy's.
+    let refused: Value = serde_json::from_str(&ask(ping("1.5")).await).unwrap();
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+}
