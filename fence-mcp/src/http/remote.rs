@@ -93,3 +93,37 @@ impl Remote {
         self.client.request(method, self.url.clone()).headers(sent)
     }
 }
+
+/// Why an upstream's body could not be read whole.
+#[derive(Debug)]
+pub(crate) enum Unread {
+    /// It is over the limit, which it names.
+    OverLimit(usize),
+    /// The connection broke off.
+    Broke(reqwest::Error),
+}
+
+impl Unread {
+    /// What the proxy says of an answer over `limit`.
+    pub(crate) fn over_limit(limit: usize) -> String {
+        format!("the upstream's answer is over the {limit}-byte limit (--max-message-bytes)")
+    }
+}
+
+/// Reads a response's body whole, up to `limit` bytes.
+pub(crate) async fn read_whole(
+    mut response: reqwest::Response,
+    limit: usize,
+) -> Result<Vec<u8>, Unread> {
+    let mut body = Vec::new();
+    loop {
+        match response.chunk().await {
+            Ok(Some(chunk)) if body.len() + chunk.len() > limit => {
+                return Err(Unread::OverLimit(limit));
+            }
+            Ok(Some(chunk)) => body.extend_from_slice(&chunk),
+            Ok(None) => return Ok(body),
+            Err(err) => return Err(Unread::Broke(err)),
+        }
+    }
+}

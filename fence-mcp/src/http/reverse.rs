@@ -22,6 +22,7 @@ use super::front::{
     Body, Front, full, json_response, pieces_body, read_body, refusal, streamed_after,
 };
 use super::message::Sent;
+use super::remote::{Unread, read_whole};
 use super::sse::{Event, Framed, Framer, message_event};
 use super::{BodyKind, Remote, compressed, hop_by_hop};
 use crate::proxy::{Engine, report};
@@ -222,7 +223,14 @@ impl Reverse {
             BodyKind::Json if status.is_success() || read_as_answers(&response) => {
                 let body = match read_whole(response, front.limit).await {
                     Ok(body) => body,
-                    Err(why) => {
+                    Err(unread) => {
+                        let why = match unread {
+                            Unread::OverLimit(limit) => Unread::over_limit(limit),
+                            Unread::Broke(err) => format!(
+                                "the upstream's response broke off: {}",
+                                super::stdio_front::error_chain(&err)
+                            ),
+                        };
                         report(&session, &why);
                         return withheld(&session, &sent, extra, &why);
                     }
@@ -325,28 +333,6 @@ fn session_headers(response: &HeaderMap) -> HeaderMap {
 /// page) passes through as it came.
 fn read_as_answers(response: &reqwest::Response) -> bool {
     response.status() != StatusCode::UNAUTHORIZED && response.status() != StatusCode::FORBIDDEN
-}
-
-/// Reads a body whole, up to `limit` bytes.
-async fn read_whole(mut response: reqwest::Response, limit: usize) -> Result<Vec<u8>, String> {
-    let mut body = Vec::new();
-    loop {
-        match response.chunk().await {
-            Ok(Some(chunk)) if body.len() + chunk.len() > limit => {
-                return Err(format!(
-                    "the upstream's answer is over the {limit}-byte limit (--max-message-bytes)"
-                ));
-            }
-            Ok(Some(chunk)) => body.extend_from_slice(&chunk),
-            Ok(None) => return Ok(body),
-            Err(err) => {
-                return Err(format!(
-                    "the upstream's response broke off: {}",
-                    super::stdio_front::error_chain(&err)
-                ));
-            }
-        }
-    }
 }
 
 /// The errors for the requests of `sent` still waiting, saying `why`.

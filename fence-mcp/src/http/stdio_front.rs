@@ -22,6 +22,7 @@ use tokio::sync::mpsc;
 use tokio::task::{AbortHandle, JoinSet};
 
 use super::message::{ParamHeaders, Sent, header_value};
+use super::remote::{Unread, read_whole};
 use super::sse::{Event, Framed, Framer};
 use super::{BodyKind, EVENT_STREAM, Remote, compressed};
 use crate::json::Members;
@@ -461,27 +462,20 @@ impl Link {
     /// of its own.
     async fn read_json(
         &self,
-        mut response: reqwest::Response,
+        response: reqwest::Response,
         initialize: bool,
         batch: bool,
     ) -> Option<String> {
         let status = response.status();
-        let mut body = Vec::new();
-        loop {
-            match response.chunk().await {
-                Ok(Some(chunk)) if body.len() + chunk.len() > self.limit => {
-                    let why = format!(
-                        "the upstream's answer is over the {}-byte limit (--max-message-bytes)",
-                        self.limit
-                    );
-                    report(&self.session, &why);
-                    return Some(why);
-                }
-                Ok(Some(chunk)) => body.extend_from_slice(&chunk),
-                Ok(None) => break,
-                Err(err) => return Some(self.unreachable(&err)),
+        let body = match read_whole(response, self.limit).await {
+            Ok(body) => body,
+            Err(Unread::OverLimit(limit)) => {
+                let why = Unread::over_limit(limit);
+                report(&self.session, &why);
+                return Some(why);
             }
-        }
+            Err(Unread::Broke(err)) => return Some(self.unreachable(&err)),
+        };
         if body.iter().all(u8::is_ascii_whitespace) {
             return (!status.is_success())
                 .then(|| format!("the upstream {} answered {status}", self.remote.url()));

@@ -1011,16 +1011,19 @@ async fn listen_url_fifty_slow_calls_at_once_are_all_answered_and_fenced() {
 // ---------------------------------------------------------------------------------------------
 // A client going away mid-stream.
 
-#[tokio::test(flavor = "multi_thread")]
-async fn listen_url_client_leaving_mid_stream_closes_the_upstream_stream() {
-    let (closed, mut noticed) = mpsc::unbounded_channel::<()>();
+/// An upstream that answers `method` with an event stream that sends `first`, then nothing
+/// until its reader goes, which the receiver hears of; and anything else as [`plain`] does.
+async fn holding_stream(
+    method: &'static str,
+    first: &'static [u8],
+) -> (Hostile, mpsc::UnboundedReceiver<()>) {
+    let (closed, noticed) = mpsc::unbounded_channel::<()>();
     let hostile = Hostile::start(move |seen: &Seen| {
-        if seen.method == Method::POST && seen.rpc_method() == "tools/call" {
+        if seen.method == Method::POST && seen.rpc_method() == method {
             let (sender, body) = streamed();
             let closed = closed.clone();
             tokio::spawn(async move {
-                let _ = sender.send(Bytes::from_static(b"id: p\ndata:\n\n")).await;
-                // A long tool: nothing more until the reader goes.
+                let _ = sender.send(Bytes::from_static(first)).await;
                 if tokio::time::timeout(Duration::from_secs(30), sender.closed())
                     .await
                     .is_ok()
@@ -1033,6 +1036,13 @@ async fn listen_url_client_leaving_mid_stream_closes_the_upstream_stream() {
         plain(seen)
     })
     .await;
+    (hostile, noticed)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn listen_url_client_leaving_mid_stream_closes_the_upstream_stream() {
+    // A long tool: nothing more after its first event until the reader goes.
+    let (hostile, mut noticed) = holding_stream("tools/call", b"id: p\ndata:\n\n").await;
     let front = Listening::start(&["--url", &hostile.url]);
     let session = listen_initialize(&front).await;
     let mut response = post(&front.url, &call(1, "long"), session.as_deref()).await;
@@ -1603,25 +1613,7 @@ async fn an_input_required_result_and_its_retry_pass_byte_for_byte() {
 /// stateless upstream (no session to route a cancellation POST to) needs.
 #[tokio::test(flavor = "multi_thread")]
 async fn url_cancellation_closes_the_requests_stream() {
-    let (closed, mut noticed) = mpsc::unbounded_channel::<()>();
-    let hostile = Hostile::start(move |seen: &Seen| {
-        if seen.method == Method::POST && seen.rpc_method() == "subscriptions/listen" {
-            let (sender, body) = streamed();
-            let closed = closed.clone();
-            tokio::spawn(async move {
-                let _ = sender.send(Bytes::from_static(b": listening\n\n")).await;
-                if tokio::time::timeout(Duration::from_secs(30), sender.closed())
-                    .await
-                    .is_ok()
-                {
-                    let _ = closed.send(());
-                }
-            });
-            return sse_reply(body);
-        }
-        plain(seen)
-    })
-    .await;
+    let (hostile, mut noticed) = holding_stream("subscriptions/listen", b": listening\n\n").await;
     let mut proxy = stdio_proxy(&hostile.url, &[]);
     let meta = json!({ "io.modelcontextprotocol/protocolVersion": "2026-07-28" });
     proxy.send(&json!({
