@@ -328,6 +328,9 @@ pub(crate) async fn serve(
         None => Backend::Child(Box::new(Children::new(engine, options))),
     });
     report(&front.voice, &format!("listening on http://{local}/mcp"));
+    // Watched from here on: a signal stream made anew on each turn would miss a signal that
+    // came between two.
+    let mut signal = std::pin::pin!(super::stdio_front::signalled());
     let code = loop {
         tokio::select! {
             accepted = listener.accept() => {
@@ -344,7 +347,7 @@ pub(crate) async fn serve(
                         .await;
                 });
             }
-            signal = super::stdio_front::signalled() => break signal,
+            signal = &mut signal => break signal,
         }
     };
     if matches!(&*backend, Backend::Child(_)) {

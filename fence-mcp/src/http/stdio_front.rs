@@ -105,13 +105,16 @@ pub(crate) async fn serve(options: &Options, engine: &Engine, remote: Arc<Remote
     thread::spawn(move || read_client(&reader, &sent));
 
     let mut flights = JoinSet::new();
+    // Watched from here on: a signal stream made anew on each turn would miss a signal that
+    // came between two.
+    let mut signal = std::pin::pin!(signalled());
     let code = loop {
         tokio::select! {
             message = to_send.recv() => match message {
                 Some(message) => link.dispatch(message, &mut flights).await,
                 None => break None,
             },
-            signal = signalled() => break Some(signal),
+            signal = &mut signal => break Some(signal),
             Some(_) = flights.join_next(), if !flights.is_empty() => {}
         }
     };
