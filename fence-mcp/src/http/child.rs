@@ -28,7 +28,9 @@ use hyper::body::Incoming;
 use tokio::sync::mpsc;
 
 use super::front::{Body, Front, json_response, read_body, refusal, streamed};
-use super::message::{Renumbered, Sent, subscription_id, with_id};
+use super::message::{
+    Renumbered, Replaced, Sent, progress_token, subscription_id, with_id, with_progress_token,
+};
 use super::sse::message_event;
 use crate::json::Members;
 use crate::options::Options;
@@ -82,8 +84,8 @@ struct Route {
     sender: mpsc::UnboundedSender<Routed>,
     /// Whether it is an event stream, which may carry the server's other messages too.
     stream: bool,
-    /// The client's id, when the proxy gave the request one of its own.
-    original: Option<String>,
+    /// What the client wrote, when the proxy gave the request an id of its own.
+    original: Option<Replaced>,
 }
 
 /// A message on its way to a POST's response.
@@ -330,12 +332,12 @@ impl Server {
         let body = renumbered
             .as_ref()
             .map_or(body, |renumbered| &renumbered.body);
-        let original = |id: &str| renumbered.as_ref()?.original(id).map(str::to_owned);
+        let original = |id: &str| renumbered.as_ref()?.replaced(id).cloned();
         // The proxy's own answers, to the client's ids.
         let restored = |message: Vec<u8>| {
             answer_id(&message)
                 .and_then(|id| original(&id))
-                .and_then(|id| with_id(&message, &id))
+                .and_then(|original| with_id(&message, &original.id))
                 .unwrap_or(message)
         };
         let outcome = self.session.client_line(body);
@@ -476,7 +478,7 @@ impl Server {
         if let Some(id) = answer_id(&message) {
             if let Some(route) = routes.waiting.remove(&id) {
                 let message = match &route.original {
-                    Some(original) => with_id(&message, original).unwrap_or(message),
+                    Some(original) => with_id(&message, &original.id).unwrap_or(message),
                     None => message,
                 };
                 let answers = Some(id);
@@ -484,11 +486,24 @@ impl Server {
                 return;
             }
         }
+        // A stateless request's progress goes on its own stream with its client's token, and
+        // never to another client's stream (there is no other on which it is the client's).
+        let progress = progress_token(&message).and_then(|token| {
+            let route = routes.waiting.get(&token)?;
+            Some((route, route.original.as_ref()?.token.as_deref()?))
+        });
+        if let Some((route, token)) = progress {
+            if route.stream {
+                let message = with_progress_token(&message, token).unwrap_or(message);
+                let _ = route.sender.send(Routed::other(message));
+            }
+            return;
+        }
         // A 2026-07-28 subscription's notification goes on its `subscriptions/listen` stream.
         let message = match subscription_id(&message).and_then(|id| routes.waiting.get(&id)) {
             Some(route) => {
                 let message = match &route.original {
-                    Some(original) => with_id(&message, original).unwrap_or(message),
+                    Some(original) => with_id(&message, &original.id).unwrap_or(message),
                     None => message,
                 };
                 match route.sender.send(Routed::other(message)) {

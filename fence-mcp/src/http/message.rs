@@ -87,17 +87,27 @@ impl Sent {
 const SUBSCRIPTION_ID_KEY: &str = "io.modelcontextprotocol/subscriptionId";
 
 /// A body whose requests' ids the proxy replaced with ids of its own: the stateless requests of
-/// many clients share one server behind `--listen -- SERVER`, and so one id space.
+/// many clients share one server behind `--listen -- SERVER`, and so one id space (and one
+/// space of progress tokens).
 #[derive(Debug)]
 pub(crate) struct Renumbered {
     pub(crate) body: Vec<u8>,
-    /// Each new id with the client's it replaced, both as their exact JSON.
-    pub(crate) ids: Vec<(String, String)>,
+    replaced: Vec<Replaced>,
+}
+
+/// What the proxy replaced in one request, as its client wrote it (exact JSON), and the number
+/// it wrote in its place: for the id, and for the progress token when the request has one.
+#[derive(Debug, Clone)]
+pub(crate) struct Replaced {
+    pub(crate) new: String,
+    pub(crate) id: String,
+    pub(crate) token: Option<String>,
 }
 
 impl Renumbered {
     /// `body` with the id of each request in it (a message with a `method` and an `id` that is
-    /// a string or an integer) replaced by a number `next` gives; `None` when it holds none.
+    /// a string or an integer) replaced by a number `next` gives, and the request's progress
+    /// token (`params._meta.progressToken`) by the same number; `None` when it holds none.
     pub(crate) fn new(body: &[u8], mut next: impl FnMut() -> u64) -> Option<Renumbered> {
         let text = std::str::from_utf8(body).ok()?;
         let raw: &RawValue = serde_json::from_str(text).ok()?;
@@ -106,9 +116,8 @@ impl Renumbered {
         } else {
             vec![raw]
         };
-        let mut renumbered = Vec::with_capacity(body.len() + 16);
-        let mut copied = 0;
-        let mut ids = Vec::new();
+        let mut parts = Vec::new();
+        let mut replaced = Vec::new();
         for message in messages {
             let Some(members) = Members::of(message) else {
                 continue;
@@ -123,29 +132,30 @@ impl Renumbered {
             let Some(id) = id.filter(renumbers) else {
                 continue;
             };
-            let at = offset(text, id);
             let new = next().to_string();
-            renumbered.extend_from_slice(&body[copied..at]);
-            renumbered.extend_from_slice(new.as_bytes());
-            copied = at + id.get().len();
-            ids.push((new, id.get().to_owned()));
+            let token = meta_of(&members, "params")
+                .and_then(|meta| meta.one("progressToken").ok()?)
+                .filter(|token| token.get() != "null");
+            parts.push((id, new.clone()));
+            parts.extend(token.map(|token| (token, new.clone())));
+            replaced.push(Replaced {
+                new,
+                id: id.get().to_owned(),
+                token: token.map(|token| token.get().to_owned()),
+            });
         }
-        if ids.is_empty() {
+        if replaced.is_empty() {
             return None;
         }
-        renumbered.extend_from_slice(&body[copied..]);
         Some(Renumbered {
-            body: renumbered,
-            ids,
+            body: spliced(text, parts),
+            replaced,
         })
     }
 
-    /// The client's id a new one replaced.
-    pub(crate) fn original(&self, new: &str) -> Option<&str> {
-        self.ids
-            .iter()
-            .find(|(id, _)| id == new)
-            .map(|(_, original)| original.as_str())
+    /// What the proxy replaced in the request it gave the id `new`.
+    pub(crate) fn replaced(&self, new: &str) -> Option<&Replaced> {
+        self.replaced.iter().find(|replaced| replaced.new == new)
     }
 }
 
@@ -158,26 +168,61 @@ pub(crate) fn with_id(message: &[u8], id: &str) -> Option<Vec<u8>> {
     let members = Members::of(raw)?;
     let mut parts = Vec::new();
     if members.one("method").ok()?.is_none() {
-        parts.extend(members.one("id").ok()?);
+        parts.extend(members.one("id").ok()?.map(|old| (old, id.to_owned())));
     }
-    parts.extend(["result", "params"].into_iter().find_map(|key| {
-        let meta = Members::of(Members::of(members.one(key).ok()??)?.one("_meta").ok()??)?;
-        meta.one(SUBSCRIPTION_ID_KEY).ok()?
-    }));
+    let subscription = ["result", "params"]
+        .into_iter()
+        .find_map(|key| meta_of(&members, key)?.one(SUBSCRIPTION_ID_KEY).ok()?);
+    parts.extend(subscription.map(|old| (old, id.to_owned())));
     if parts.is_empty() {
         return None;
     }
-    parts.sort_unstable_by_key(|part| offset(text, part));
-    let mut out = Vec::with_capacity(message.len() + id.len());
+    Some(spliced(text, parts))
+}
+
+/// The progress token of a `notifications/progress`, as its exact JSON.
+pub(crate) fn progress_token(message: &[u8]) -> Option<String> {
+    memchr::memmem::find(message, b"notifications/progress")?;
+    let raw: &RawValue = serde_json::from_slice(message).ok()?;
+    Some(progress_of(&Members::of(raw)?)?.get().to_owned())
+}
+
+/// A `notifications/progress` with its progress token replaced by `token` (exact JSON).
+pub(crate) fn with_progress_token(message: &[u8], token: &str) -> Option<Vec<u8>> {
+    let text = std::str::from_utf8(message).ok()?;
+    let raw: &RawValue = serde_json::from_str(text).ok()?;
+    let old = progress_of(&Members::of(raw)?)?;
+    Some(spliced(text, vec![(old, token.to_owned())]))
+}
+
+fn progress_of<'a>(members: &Members<'a>) -> Option<&'a RawValue> {
+    if members.string("method")? != "notifications/progress" {
+        return None;
+    }
+    Members::of(members.one("params").ok()??)?
+        .one("progressToken")
+        .ok()?
+}
+
+/// The members of the `_meta` of a message's `key` (`params` or `result`).
+fn meta_of<'a>(members: &Members<'a>, key: &str) -> Option<Members<'a>> {
+    Members::of(Members::of(members.one(key).ok()??)?.one("_meta").ok()??)
+}
+
+/// `text` with each part, a value read out of it, replaced by the text paired with it.
+fn spliced(text: &str, mut parts: Vec<(&RawValue, String)>) -> Vec<u8> {
+    parts.sort_unstable_by_key(|(part, _)| offset(text, part));
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len() + 16 * parts.len());
     let mut copied = 0;
-    for part in parts {
+    for (part, with) in parts {
         let at = offset(text, part);
-        out.extend_from_slice(&message[copied..at]);
-        out.extend_from_slice(id.as_bytes());
+        out.extend_from_slice(&bytes[copied..at]);
+        out.extend_from_slice(with.as_bytes());
         copied = at + part.get().len();
     }
-    out.extend_from_slice(&message[copied..]);
-    Some(out)
+    out.extend_from_slice(&bytes[copied..]);
+    out
 }
 
 /// The id of the `subscriptions/listen` request a notification is sent for (its
@@ -185,8 +230,7 @@ pub(crate) fn with_id(message: &[u8], id: &str) -> Option<Vec<u8>> {
 pub(crate) fn subscription_id(message: &[u8]) -> Option<String> {
     memchr::memmem::find(message, SUBSCRIPTION_ID_KEY.as_bytes())?;
     let raw: &RawValue = serde_json::from_slice(message).ok()?;
-    let params = Members::of(Members::of(raw)?.one("params").ok()??)?;
-    let meta = Members::of(params.one("_meta").ok()??)?;
+    let meta = meta_of(&Members::of(raw)?, "params")?;
     Some(meta.one(SUBSCRIPTION_ID_KEY).ok()??.get().to_owned())
 }
 
@@ -268,12 +312,44 @@ mod tests {
             std::str::from_utf8(&renumbered.body).unwrap(),
             r#"[ {"jsonrpc":"2.0","id":41,"method":"tools/list"}, {"jsonrpc":"2.0","method":"notifications/x","id":null}, {"jsonrpc":"2.0","id":"a","result":{"id":1}}, {"id" : 42, "method":"ping","params":{"id":1}} ]"#
         );
-        assert_eq!(renumbered.original("41"), Some("1"));
-        assert_eq!(renumbered.original("42"), Some(r#""k\"1""#));
-        assert_eq!(renumbered.original("43"), None);
+        let original = |new: &str| {
+            renumbered
+                .replaced(new)
+                .map(|replaced| replaced.id.as_str())
+        };
+        assert_eq!(original("41"), Some("1"));
+        assert_eq!(original("42"), Some(r#""k\"1""#));
+        assert_eq!(original("43"), None);
         let notification = br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
         assert!(Renumbered::new(notification, || 1).is_none());
         assert!(Renumbered::new(b"{not json", || 1).is_none());
+    }
+
+    #[test]
+    fn a_progress_token_is_renumbered_with_its_request_and_given_back() {
+        let body = br#"{"jsonrpc":"2.0","params":{"name":"slow","_meta":{"progressToken":"t"}},"id":1,"method":"tools/call"}"#;
+        let renumbered = Renumbered::new(body, || 9).unwrap();
+        assert_eq!(
+            std::str::from_utf8(&renumbered.body).unwrap(),
+            r#"{"jsonrpc":"2.0","params":{"name":"slow","_meta":{"progressToken":9}},"id":9,"method":"tools/call"}"#
+        );
+        let replaced = renumbered.replaced("9").unwrap();
+        assert_eq!(
+            (replaced.id.as_str(), replaced.token.as_deref()),
+            ("1", Some(r#""t""#))
+        );
+        let untokened = Renumbered::new(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#, || 9);
+        assert_eq!(untokened.unwrap().replaced("9").unwrap().token, None);
+
+        let progress = br#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":9,"progress":1}}"#;
+        assert_eq!(progress_token(progress).as_deref(), Some("9"));
+        assert_eq!(
+            with_progress_token(progress, r#""t""#).unwrap(),
+            br#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":1}}"#
+        );
+        let other =
+            br#"{"jsonrpc":"2.0","method":"notifications/message","params":{"progressToken":9}}"#;
+        assert_eq!(progress_token(other), None);
     }
 
     #[test]

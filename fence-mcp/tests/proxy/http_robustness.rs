@@ -1682,3 +1682,62 @@ async fn listen_server_answers_stateless_requests_with_the_clients_own_ids() {
     let refused: Value = serde_json::from_str(&ask(ping("1.5")).await).unwrap();
     assert_eq!(refused["error"]["code"], -32600, "{refused}");
 }
+
+/// `--listen -- SERVER` in 2026-07-28: two stateless clients call a tool that reports progress
+/// with the same id and the same progress token at once. Each stream carries its own request's
+/// progress, with the token its client chose, and nothing of the other's.
+#[tokio::test(flavor = "multi_thread")]
+async fn listen_server_sends_each_stateless_requests_progress_on_its_own_stream() {
+    let server = binaries().server.to_str().unwrap().to_owned();
+    let front = Listening::start(&["--", &server]);
+    let call = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": { "name": "slow", "arguments": {}, "_meta": {
+            "progressToken": "t",
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": { "name": "test", "version": "1" },
+        } },
+    });
+    let open = async || {
+        client()
+            .post(&front.url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2026-07-28")
+            .body(call.to_string())
+            .send()
+            .await
+            .expect("the front answers")
+    };
+    let (mut first, mut second) = (open().await, open().await);
+    for (which, response) in [("first", &mut first), ("second", &mut second)] {
+        let mut text = String::new();
+        let progress = loop {
+            let progress: Vec<Value> = text
+                .lines()
+                .filter_map(|line| line.strip_prefix("data:"))
+                .filter_map(|data| serde_json::from_str(data.trim()).ok())
+                .collect();
+            if progress.len() >= 2 {
+                break progress;
+            }
+            let chunk = tokio::time::timeout(PATIENCE, response.chunk())
+                .await
+                .unwrap_or_else(|_| panic!("the {which} stream's progress: {text}"))
+                .unwrap()
+                .unwrap_or_else(|| panic!("the {which} stream ended: {text}"));
+            text.push_str(&String::from_utf8_lossy(&chunk));
+        };
+        assert_eq!(progress.len(), 2, "{which}: {text}");
+        for (message, step) in progress.iter().zip([1.0, 2.0]) {
+            assert_eq!(
+                message["method"], "notifications/progress",
+                "{which}: {text}"
+            );
+            assert_eq!(message["params"]["progressToken"], "t", "{which}: {text}");
+            let progress = message["params"]["progress"].as_f64();
+            assert_eq!(progress, Some(step), "{which}: {text}");
+        }
+    }
+}
