@@ -1683,61 +1683,194 @@ async fn listen_server_answers_stateless_requests_with_the_clients_own_ids() {
     assert_eq!(refused["error"]["code"], -32600, "{refused}");
 }
 
+/// The `_meta` a 2026-07-28 request carries in place of a session.
+fn stateless_meta() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": { "name": "fence-mcp-robustness", "version": "1" },
+    })
+}
+
+/// POSTs `message` to a `--listen` front, in a session or (with none) as a 2026-07-28
+/// stateless request.
+async fn post_in(front: &Listening, message: &Value, session: Option<&str>) -> reqwest::Response {
+    let version = if session.is_some() {
+        "2025-06-18"
+    } else {
+        "2026-07-28"
+    };
+    let mut request = client()
+        .post(&front.url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", version)
+        .body(message.to_string());
+    if let Some(session) = session {
+        request = request.header("mcp-session-id", session);
+    }
+    request.send().await.expect("the front answers")
+}
+
+/// A call of the test server's `slow` with the progress token `"t"`.
+fn slow_call(id: u64, session: Option<&str>) -> Value {
+    let mut meta = if session.is_some() {
+        json!({})
+    } else {
+        stateless_meta()
+    };
+    meta["progressToken"] = json!("t");
+    json!({
+        "jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": { "name": "slow", "arguments": {}, "_meta": meta },
+    })
+}
+
+/// Reads a `slow` call's event stream until its two progress notifications, which must carry
+/// the token `"t"` the client chose.
+async fn read_progress(which: &str, response: &mut reqwest::Response) {
+    let mut text = String::new();
+    let progress = loop {
+        let progress: Vec<Value> = text
+            .lines()
+            .filter_map(|line| line.strip_prefix("data:"))
+            .filter_map(|data| serde_json::from_str(data.trim()).ok())
+            .collect();
+        if progress.len() >= 2 {
+            break progress;
+        }
+        let chunk = tokio::time::timeout(PATIENCE, response.chunk())
+            .await
+            .unwrap_or_else(|_| panic!("the {which} stream's progress: {text}"))
+            .unwrap()
+            .unwrap_or_else(|| panic!("the {which} stream ended: {text}"));
+        text.push_str(&String::from_utf8_lossy(&chunk));
+    };
+    assert_eq!(progress.len(), 2, "{which}: {text}");
+    for (message, step) in progress.iter().zip([1.0, 2.0]) {
+        assert_eq!(
+            message["method"], "notifications/progress",
+            "{which}: {text}"
+        );
+        assert_eq!(message["params"]["progressToken"], "t", "{which}: {text}");
+        let progress = message["params"]["progress"].as_f64();
+        assert_eq!(progress, Some(step), "{which}: {text}");
+    }
+}
+
+/// The `notifications/cancelled` lines the test server has received, once there are `count`
+/// of them (or, after a while, however many there are).
+async fn cancellations(front: &Listening, session: Option<&str>, count: usize) -> Vec<Value> {
+    let deadline = Instant::now() + Duration::from_secs(2);
+    loop {
+        let mut call = call(99, "received");
+        if session.is_none() {
+            call["params"]["_meta"] = stateless_meta();
+        }
+        let answer = answer_of(&messages(post_in(front, &call, session).await).await, 99);
+        let text = answer["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default();
+        let found: Vec<Value> = text
+            .lines()
+            .filter_map(|line| serde_json::from_str(line).ok())
+            .collect();
+        if found.len() >= count || Instant::now() > deadline {
+            return found;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 /// `--listen -- SERVER` in 2026-07-28: two stateless clients call a tool that reports progress
 /// with the same id and the same progress token at once. Each stream carries its own request's
-/// progress, with the token its client chose, and nothing of the other's.
+/// progress, with the token its client chose, and nothing of the other's; and a client closing
+/// its stream cancels its own request, and not the other's.
 #[tokio::test(flavor = "multi_thread")]
 async fn listen_server_sends_each_stateless_requests_progress_on_its_own_stream() {
     let server = binaries().server.to_str().unwrap().to_owned();
     let front = Listening::start(&["--", &server]);
-    let call = json!({
-        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
-        "params": { "name": "slow", "arguments": {}, "_meta": {
-            "progressToken": "t",
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": {},
-            "io.modelcontextprotocol/clientInfo": { "name": "test", "version": "1" },
-        } },
-    });
-    let open = async || {
-        client()
-            .post(&front.url)
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .header("mcp-protocol-version", "2026-07-28")
-            .body(call.to_string())
-            .send()
+    let mut first = post_in(&front, &slow_call(1, None), None).await;
+    let mut second = post_in(&front, &slow_call(1, None), None).await;
+    read_progress("first", &mut first).await;
+    read_progress("second", &mut second).await;
+    assert!(cancellations(&front, None, 0).await.is_empty());
+
+    drop(first);
+    let cancelled = cancellations(&front, None, 1).await;
+    assert_eq!(cancelled.len(), 1, "{cancelled:?}");
+    assert_eq!(
+        cancelled[0]["params"]["reason"], "the client closed its stream",
+        "{cancelled:?}"
+    );
+    drop(second);
+    let cancelled = cancellations(&front, None, 2).await;
+    assert_eq!(cancelled.len(), 2, "{cancelled:?}");
+    assert_ne!(
+        cancelled[0]["params"]["requestId"], cancelled[1]["params"]["requestId"],
+        "each its own request: {cancelled:?}"
+    );
+}
+
+/// `--listen -- SERVER` in a session (the handshake era): a client closing a request's stream
+/// has not cancelled the request (it cancels with `notifications/cancelled`), so the server
+/// hears nothing of it.
+#[tokio::test(flavor = "multi_thread")]
+async fn listen_server_session_stream_closed_is_no_cancellation() {
+    let server = binaries().server.to_str().unwrap().to_owned();
+    let front = Listening::start(&["--", &server]);
+    let session = child_session(&front).await;
+    let mut stream = post_in(&front, &slow_call(1, Some(&session)), Some(&session)).await;
+    read_progress("the session's", &mut stream).await;
+    drop(stream);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let cancelled = cancellations(&front, Some(&session), 1).await;
+    assert!(cancelled.is_empty(), "{cancelled:?}");
+}
+
+/// `--listen -- SERVER` in a session: what the server says of its own accord while no stream
+/// is open to carry it (the client takes JSON answers, and has no GET stream yet) waits, all of
+/// it, for the session's GET stream; the request waiting meanwhile is still answered.
+#[tokio::test(flavor = "multi_thread")]
+async fn listen_server_keeps_the_servers_messages_for_the_get_stream() {
+    let server = binaries().server.to_str().unwrap().to_owned();
+    let front = Listening::start(&["--", &server]);
+    let session = child_session(&front).await;
+    let answer = client()
+        .post(&front.url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json")
+        .header("mcp-protocol-version", "2025-06-18")
+        .header("mcp-session-id", &session)
+        .body(call(5, "rug_pull").to_string())
+        .send()
+        .await
+        .expect("the front answers");
+    let answer = answer_of(&messages(answer).await, 5);
+    let text = answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(text.contains("pulled"), "{answer}");
+
+    let mut listening = client()
+        .get(&front.url)
+        .header("accept", "text/event-stream")
+        .header("mcp-protocol-version", "2025-06-18")
+        .header("mcp-session-id", &session)
+        .send()
+        .await
+        .expect("the GET stream opens");
+    let mut text = String::new();
+    let wanted = [
+        "notifications/tools/list_changed",
+        "notifications/prompts/list_changed",
+    ];
+    while !wanted.iter().all(|method| text.contains(method)) {
+        let chunk = tokio::time::timeout(PATIENCE, listening.chunk())
             .await
-            .expect("the front answers")
-    };
-    let (mut first, mut second) = (open().await, open().await);
-    for (which, response) in [("first", &mut first), ("second", &mut second)] {
-        let mut text = String::new();
-        let progress = loop {
-            let progress: Vec<Value> = text
-                .lines()
-                .filter_map(|line| line.strip_prefix("data:"))
-                .filter_map(|data| serde_json::from_str(data.trim()).ok())
-                .collect();
-            if progress.len() >= 2 {
-                break progress;
-            }
-            let chunk = tokio::time::timeout(PATIENCE, response.chunk())
-                .await
-                .unwrap_or_else(|_| panic!("the {which} stream's progress: {text}"))
-                .unwrap()
-                .unwrap_or_else(|| panic!("the {which} stream ended: {text}"));
-            text.push_str(&String::from_utf8_lossy(&chunk));
-        };
-        assert_eq!(progress.len(), 2, "{which}: {text}");
-        for (message, step) in progress.iter().zip([1.0, 2.0]) {
-            assert_eq!(
-                message["method"], "notifications/progress",
-                "{which}: {text}"
-            );
-            assert_eq!(message["params"]["progressToken"], "t", "{which}: {text}");
-            let progress = message["params"]["progress"].as_f64();
-            assert_eq!(progress, Some(step), "{which}: {text}");
-        }
+            .unwrap_or_else(|_| panic!("both notifications on the GET stream: {text}"))
+            .unwrap()
+            .unwrap_or_else(|| panic!("the GET stream ended: {text}"));
+        text.push_str(&String::from_utf8_lossy(&chunk));
     }
 }
