@@ -1874,3 +1874,49 @@ async fn listen_server_keeps_the_servers_messages_for_the_get_stream() {
         text.push_str(&String::from_utf8_lossy(&chunk));
     }
 }
+
+/// An upstream whose JSON answer to a `tools/call` of `at_limit` is exactly 4,096 bytes, and to
+/// one of `over_limit` one byte more.
+async fn sized_answers() -> Hostile {
+    Hostile::start(|seen: &Seen| {
+        let message = seen.message();
+        let size = match message["params"]["name"].as_str() {
+            Some("at_limit") => 4096,
+            Some("over_limit") => 4097,
+            _ => return plain(seen),
+        };
+        let answer = |text: &str| tool_result(&message["id"], text).to_string();
+        let base = answer("").len();
+        let body = answer(&"x".repeat(size - base));
+        assert_eq!(body.len(), size);
+        respond(StatusCode::OK, "application/json", full(body))
+    })
+    .await
+}
+
+/// `--url` and `--listen --url`: an upstream's JSON answer of `--max-message-bytes` is read
+/// and fenced; one a byte over is refused, the client told why, for its request.
+#[tokio::test(flavor = "multi_thread")]
+async fn json_answers_up_to_the_limit_pass_and_one_over_is_refused() {
+    let hostile = sized_answers().await;
+    let refused = "the upstream's answer is over the 4096-byte limit (--max-message-bytes)";
+
+    let mut proxy = stdio_proxy(&hostile.url, &["--max-message-bytes", "4096"]);
+    proxy.send(&initialize(0));
+    assert!(proxy.answer(0).get("result").is_some());
+    proxy.send(&initialized());
+    proxy.send(&call(1, "at_limit"));
+    assert_fenced(&proxy.answer(1), "at_limit");
+    proxy.send(&call(2, "over_limit"));
+    let why = error_message(&proxy.answer(2));
+    assert!(why.contains(refused), "{why}");
+
+    let front = Listening::start(&["--max-message-bytes", "4096", "--url", &hostile.url]);
+    let session = listen_initialize(&front).await;
+    let response = post(&front.url, &call(1, "at_limit"), session.as_deref()).await;
+    assert_fenced(&answer_of(&messages(response).await, 1), "at_limit");
+    let response = post(&front.url, &call(2, "over_limit"), session.as_deref()).await;
+    assert_eq!(response.status(), 502);
+    let why = error_message(&answer_of(&messages(response).await, 2));
+    assert!(why.contains(refused), "{why}");
+}
