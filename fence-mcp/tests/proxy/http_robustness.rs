@@ -1726,6 +1726,17 @@ fn slow_call(id: u64, session: Option<&str>) -> Value {
     })
 }
 
+/// Adds the next chunk of a streamed response to `text`; `what` is what was awaited, should the
+/// stream end or stall.
+async fn read_more(what: &str, response: &mut reqwest::Response, text: &mut String) {
+    let chunk = tokio::time::timeout(PATIENCE, response.chunk())
+        .await
+        .unwrap_or_else(|_| panic!("{what}: {text}"))
+        .unwrap()
+        .unwrap_or_else(|| panic!("{what}: the stream ended: {text}"));
+    text.push_str(&String::from_utf8_lossy(&chunk));
+}
+
 /// Reads a `slow` call's event stream until its two progress notifications, which must carry
 /// the token `"t"` the client chose.
 async fn read_progress(which: &str, response: &mut reqwest::Response) {
@@ -1739,12 +1750,12 @@ async fn read_progress(which: &str, response: &mut reqwest::Response) {
         if progress.len() >= 2 {
             break progress;
         }
-        let chunk = tokio::time::timeout(PATIENCE, response.chunk())
-            .await
-            .unwrap_or_else(|_| panic!("the {which} stream's progress: {text}"))
-            .unwrap()
-            .unwrap_or_else(|| panic!("the {which} stream ended: {text}"));
-        text.push_str(&String::from_utf8_lossy(&chunk));
+        read_more(
+            &format!("the {which} stream's progress"),
+            response,
+            &mut text,
+        )
+        .await;
     };
     assert_eq!(progress.len(), 2, "{which}: {text}");
     for (message, step) in progress.iter().zip([1.0, 2.0]) {
@@ -1866,12 +1877,12 @@ async fn listen_server_keeps_the_servers_messages_for_the_get_stream() {
         "notifications/prompts/list_changed",
     ];
     while !wanted.iter().all(|method| text.contains(method)) {
-        let chunk = tokio::time::timeout(PATIENCE, listening.chunk())
-            .await
-            .unwrap_or_else(|_| panic!("both notifications on the GET stream: {text}"))
-            .unwrap()
-            .unwrap_or_else(|| panic!("the GET stream ended: {text}"));
-        text.push_str(&String::from_utf8_lossy(&chunk));
+        read_more(
+            "both notifications on the GET stream",
+            &mut listening,
+            &mut text,
+        )
+        .await;
     }
 }
 
