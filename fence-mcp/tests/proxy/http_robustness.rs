@@ -1648,11 +1648,7 @@ async fn listen_server_answers_stateless_requests_with_the_clients_own_ids() {
     let front = Listening::start(&["--", &server]);
     let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28"});
     let ask = async |body: String| {
-        let response = client()
-            .post(&front.url)
-            .header("content-type", "application/json")
-            .header("accept", "application/json")
-            .header("mcp-protocol-version", "2026-07-28")
+        let response = posting(&front, None, "application/json")
             .body(body)
             .send()
             .await
@@ -1692,24 +1688,32 @@ fn stateless_meta() -> Value {
     })
 }
 
-/// POSTs `message` to a `--listen` front, in a session or (with none) as a 2026-07-28
-/// stateless request.
-async fn post_in(front: &Listening, message: &Value, session: Option<&str>) -> reqwest::Response {
+/// A POST to a `--listen` front that takes `accept`, in a session or (with none) as a
+/// 2026-07-28 stateless request.
+fn posting(front: &Listening, session: Option<&str>, accept: &str) -> reqwest::RequestBuilder {
     let version = if session.is_some() {
         "2025-06-18"
     } else {
         "2026-07-28"
     };
-    let mut request = client()
+    let request = client()
         .post(&front.url)
         .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", version)
-        .body(message.to_string());
-    if let Some(session) = session {
-        request = request.header("mcp-session-id", session);
+        .header("accept", accept)
+        .header("mcp-protocol-version", version);
+    match session {
+        Some(session) => request.header("mcp-session-id", session),
+        None => request,
     }
-    request.send().await.expect("the front answers")
+}
+
+/// POSTs `message` to a `--listen` front that takes JSON or an event stream.
+async fn post_in(front: &Listening, message: &Value, session: Option<&str>) -> reqwest::Response {
+    posting(front, session, "application/json, text/event-stream")
+        .body(message.to_string())
+        .send()
+        .await
+        .expect("the front answers")
 }
 
 /// A call of the test server's `slow` with the progress token `"t"`.
@@ -1847,12 +1851,7 @@ async fn listen_server_keeps_the_servers_messages_for_the_get_stream() {
     let server = binaries().server.to_str().unwrap().to_owned();
     let front = Listening::start(&["--", &server]);
     let session = child_session(&front).await;
-    let answer = client()
-        .post(&front.url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json")
-        .header("mcp-protocol-version", "2025-06-18")
-        .header("mcp-session-id", &session)
+    let answer = posting(&front, Some(&session), "application/json")
         .body(call(5, "rug_pull").to_string())
         .send()
         .await
