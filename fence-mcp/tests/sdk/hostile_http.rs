@@ -308,3 +308,113 @@ fn matrix() {
     }
     println!("{table}");
 }
+
+/// Reads each body as Python's `json.loads` does: for each, its messages' ids and every string
+/// in them (keys too; a lone surrogate, which `json.loads` keeps, as `?`), or why it cannot.
+const READ_AS_JSON_LOADS: &str = r#"
+import json, sys
+
+def strings(value, out):
+    if isinstance(value, str):
+        out.append(value.encode("utf-8", "replace").decode("utf-8"))
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            strings(key, out)
+            strings(item, out)
+    elif isinstance(value, list):
+        for item in value:
+            strings(item, out)
+    return out
+
+read = []
+for body in json.load(sys.stdin):
+    try:
+        message = json.loads(body)
+    except ValueError as err:
+        read.append({"unreadable": str(err)})
+        continue
+    messages = message if isinstance(message, list) else [message]
+    read.append([
+        {"id": m.get("id") if isinstance(m, dict) else None, "strings": strings(m, [])}
+        for m in messages
+    ])
+print(json.dumps(read))
+"#;
+
+/// `fence mcp --listen -- hostile_server.py SCENARIO` in 2026-07-28: a stateless client's
+/// `tools/call`, with an id the hostile server would not answer as written (a string), gets one
+/// of the proxy's (a number) on the way there, and every scenario's answer, or the proxy's
+/// error in its place, comes back with the client's id; read as `json.loads` reads it (the last
+/// of duplicate keys), no string in it holds a live marker but the fence of the tool's text.
+#[tokio::test(flavor = "multi_thread")]
+async fn stateless_requests_through_listen_stdio_get_their_ids_back_from_a_hostile_server() {
+    if !installed() {
+        return;
+    }
+    let server = here().join("hostile_server.py").display().to_string();
+    let python = python().display().to_string();
+    let call = json!({
+        "jsonrpc": "2.0", "id": "mine", "method": "tools/call",
+        "params": { "name": "fetch", "arguments": {}, "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        } },
+    });
+    let client = reqwest::Client::builder()
+        .timeout(PATIENCE)
+        .build()
+        .unwrap();
+    let mut bodies = Vec::new();
+    let scenarios = scenarios_of(Sdk::TypeScript);
+    for scenario in &scenarios {
+        let (_proxy, url) = listen(&["--", &python, &server, scenario.name]);
+        let response = client
+            .post(&url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json")
+            .header("mcp-protocol-version", "2026-07-28")
+            .body(call.to_string())
+            .send()
+            .await
+            .unwrap_or_else(|err| panic!("{}: {err}", scenario.name));
+        let body = response.bytes().await.expect("the body");
+        bodies.push(String::from_utf8(body.to_vec()).expect("UTF-8"));
+    }
+    let mut reader = Command::new(&python)
+        .args(["-c", READ_AS_JSON_LOADS])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("python runs");
+    std::io::Write::write_all(
+        &mut reader.stdin.take().unwrap(),
+        json!(bodies).to_string().as_bytes(),
+    )
+    .unwrap();
+    let output = reader.wait_with_output().unwrap();
+    let read: Vec<Value> = serde_json::from_slice(&output.stdout).expect("what python read");
+    assert_eq!(read.len(), bodies.len(), "python read every body");
+    let mut problems = String::new();
+    for ((scenario, body), read) in scenarios.iter().zip(&bodies).zip(&read) {
+        let messages = read.as_array().map(Vec::as_slice).unwrap_or_default();
+        if messages.is_empty() {
+            let _ = writeln!(
+                problems,
+                "{}: nothing json.loads reads: {body}",
+                scenario.name
+            );
+        }
+        for message in messages {
+            if message["id"] != "mine" {
+                let _ = writeln!(problems, "{}: not the client's id: {body}", scenario.name);
+            }
+            // A string may hold markers only as the fence the tool's text is in.
+            let fenced = |text: &str| {
+                fence_runtime::parse(text).is_ok_and(|block| block.source() == "tool:fetch")
+            };
+            if strs(&message["strings"]).any(|text| crate::live(text) && !fenced(text)) {
+                let _ = writeln!(problems, "{}: a live marker: {body}", scenario.name);
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{problems}");
+}
