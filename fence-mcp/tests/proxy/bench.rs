@@ -16,7 +16,7 @@
 //! process of its own as the proxy is), so that what the extra hop costs is told apart from what
 //! the proxy adds to it; the same again with rmcp's client on a pooling reqwest client (rmcp's
 //! default opens a connection per request); and the CPU time the server and the proxy spend on
-//! one small call, from `/proc/PID/task/*/schedstat`.
+//! one small call, and the relay's process, from `/proc/PID/task/*/schedstat`.
 
 use std::time::{Duration, Instant};
 
@@ -162,7 +162,7 @@ async fn bench_http_direct_against_proxied() {
     command.args(["mcp", "--listen", "127.0.0.1:0", "--url", &url]);
     let (proxy, proxied_url) = spawn_announcing(command, Announced::Stderr, PATIENCE);
     let relayed_url = url.replacen(&authority(&url), &byte_relay(&authority(&url)), 1);
-    let (_relay, relayed_apart_url) = byte_relay_apart(&url);
+    let (relay, relayed_apart_url) = byte_relay_apart(&url);
     let direct = rmcp_http_client(&url).await;
     let proxied = rmcp_http_client(&proxied_url).await;
     let relayed = rmcp_http_client(&relayed_url).await;
@@ -172,16 +172,19 @@ async fn bench_http_direct_against_proxied() {
     for client in [&direct, &proxied] {
         timed_http(client, "big", big()).await;
     }
-    let cpu_before = (cpu_time(server.id()), cpu_time(proxy.id()));
+    let cpu = || [server.id(), proxy.id(), relay.id()].map(cpu_time);
+    let cpu_before = cpu();
     let [direct_small, proxied_small, relayed_small, apart_small] =
         interleaved_small([&direct, &proxied, &relayed, &relayed_apart]).await;
-    let cpu_after = (cpu_time(server.id()), cpu_time(proxy.id()));
-    // The server answers all four clients; the proxy, one.
+    let cpu_after = cpu();
+    let spent = |process: usize| cpu_after[process].saturating_sub(cpu_before[process]);
+    // The server answers all four clients; the proxy and the relay apart, one each.
     let calls = u32::try_from(SMALL_CALLS).expect("a few calls");
     println!(
-        "CPU per small call: server {:?}, proxy {:?}",
-        cpu_after.0.saturating_sub(cpu_before.0) / (4 * calls),
-        cpu_after.1.saturating_sub(cpu_before.1) / calls,
+        "CPU per small call: server {:?}, proxy {:?}, byte relay in a process of its own {:?}",
+        spent(0) / (4 * calls),
+        spent(1) / calls,
+        spent(2) / calls,
     );
     let mut small_row = Row {
         what: "small call (`echo`), HTTP",
