@@ -495,9 +495,18 @@ impl Relay {
         }
     }
 
-    /// Reads the rest of the upstream's stream apart, so that its connection can be used again.
+    /// Reads the rest of the upstream's stream apart, so that its connection can be used again:
+    /// at once when it is already here (as the end of a small call's stream usually is), else
+    /// on a task of its own.
     fn drain(self) {
         let mut response = self.response;
+        loop {
+            match futures_util::FutureExt::now_or_never(response.chunk()) {
+                Some(Ok(Some(_))) => {}
+                Some(Ok(None) | Err(_)) => return,
+                None => break,
+            }
+        }
         tokio::spawn(async move {
             let drain = async { while let Ok(Some(_)) = response.chunk().await {} };
             let _ = tokio::time::timeout(Duration::from_secs(30), drain).await;

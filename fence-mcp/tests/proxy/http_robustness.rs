@@ -5,6 +5,7 @@
 use std::convert::Infallible;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -56,6 +57,8 @@ struct Hostile {
     url: String,
     seen: Arc<Mutex<Vec<Seen>>>,
     stop: watch::Sender<bool>,
+    /// How many connections it has accepted.
+    connections: Arc<AtomicUsize>,
 }
 
 impl Hostile {
@@ -67,6 +70,8 @@ impl Hostile {
         let (stop, stopped) = watch::channel(false);
         let script: Script = Arc::new(script);
         let recorded = seen.clone();
+        let connections = Arc::new(AtomicUsize::new(0));
+        let accepted_count = connections.clone();
         tokio::spawn(async move {
             let mut stopping = stopped.clone();
             loop {
@@ -75,6 +80,7 @@ impl Hostile {
                     _ = stopping.changed() => return,
                 };
                 let Ok((stream, _)) = accepted else { continue };
+                accepted_count.fetch_add(1, Ordering::SeqCst);
                 let (script, recorded) = (script.clone(), recorded.clone());
                 let mut stopping = stopped.clone();
                 tokio::spawn(async move {
@@ -104,7 +110,12 @@ impl Hostile {
                 });
             }
         });
-        Hostile { url, seen, stop }
+        Hostile {
+            url,
+            seen,
+            stop,
+            connections,
+        }
     }
 
     fn stop(&self) {
@@ -1384,6 +1395,50 @@ async fn listen_url_ends_the_clients_stream_once_its_requests_are_answered() {
         elapsed < Duration::from_secs(2),
         "the stream ended {elapsed:?} after the call, not with its answer"
     );
+}
+
+/// Answers `tools/call` with an event stream: the answer's event, then the stream's end, at once
+/// or `after` the event.
+fn evented(after: Duration) -> impl Fn(&Seen) -> Response<HBody> + Send + Sync {
+    move |seen| {
+        if seen.method != Method::POST || seen.rpc_method() != "tools/call" {
+            return plain(seen);
+        }
+        let event = format!(
+            "data: {}\n\n",
+            tool_result(&seen.message()["id"], "answered")
+        );
+        if after.is_zero() {
+            return sse_reply(full(event));
+        }
+        let (sender, body) = streamed();
+        tokio::spawn(async move {
+            let _ = sender.send(Bytes::from(event)).await;
+            tokio::time::sleep(after).await;
+        });
+        sse_reply(body)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn listen_url_reuses_its_upstream_connection_after_each_answered_stream() {
+    for after in [Duration::ZERO, Duration::from_millis(50)] {
+        let hostile = Hostile::start(evented(after)).await;
+        let front = Listening::start(&["--url", &hostile.url]);
+        let session = listen_initialize(&front).await;
+        for id in 1..=10 {
+            let response = post(&front.url, &call(id, "fetch"), session.as_deref()).await;
+            assert_fenced(&answer_of(&messages(response).await, id), "fetch");
+            // The stream's end, read apart from the client's answer, frees the connection.
+            tokio::time::sleep(after * 2).await;
+        }
+        let connections = hostile.connections.load(Ordering::SeqCst);
+        assert!(
+            connections <= 2,
+            "{connections} connections to the upstream for 10 calls answered by streams that end \
+             {after:?} after their answer"
+        );
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
