@@ -169,6 +169,9 @@ pub(crate) struct Event<'a> {
     data: Option<Cow<'a, [u8]>>,
     /// The last `id` field's value, unless it holds a NUL (which a client ignores).
     id: Option<&'a [u8]>,
+    /// Where its one `data` line starts and where its line ending ends, when it has exactly
+    /// one (as nearly every event does), so that rewriting it need not read its lines again.
+    only_data_line: Option<(usize, usize)>,
 }
 
 impl<'a> Event<'a> {
@@ -177,13 +180,18 @@ impl<'a> Event<'a> {
         let mut kind: &[u8] = b"";
         let mut data: Option<Cow<'a, [u8]>> = None;
         let mut id = None;
-        for (start, end, _) in lines(raw) {
+        let mut only_data_line = None;
+        for (start, end, next) in lines(raw) {
             match field(&raw[start..end]) {
                 Some((b"event", value)) => kind = value,
                 Some((b"id", value)) if !value.contains(&0) => id = Some(value),
                 Some((b"data", value)) => match &mut data {
-                    None => data = Some(Cow::Borrowed(value)),
+                    None => {
+                        data = Some(Cow::Borrowed(value));
+                        only_data_line = Some((start, next));
+                    }
                     Some(joined) => {
+                        only_data_line = None;
                         let joined = joined.to_mut();
                         joined.push(b'\n');
                         joined.extend_from_slice(value);
@@ -197,6 +205,7 @@ impl<'a> Event<'a> {
             kind,
             data,
             id,
+            only_data_line,
         }
     }
 
@@ -252,6 +261,12 @@ impl Event<'_> {
             return [whole.into(), bytes::Bytes::new(), bytes::Bytes::new()];
         }
         let (mut head, mut tail) = (Vec::new(), b"\n".to_vec());
+        if let Some((start, next)) = self.only_data_line {
+            head.extend_from_slice(&self.raw[..start]);
+            head.extend_from_slice(b"data: ");
+            tail.extend_from_slice(&self.raw[next..]);
+            return [head.into(), message.into(), tail.into()];
+        }
         let mut seen = false;
         for (start, end, next) in lines(self.raw) {
             if matches!(field(&self.raw[start..end]), Some((b"data", _))) {

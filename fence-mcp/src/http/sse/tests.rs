@@ -266,6 +266,9 @@ proptest! {
             prop_assert_eq!(reread.id(), event.id());
             prop_assert_eq!(reread.kind, event.kind);
             prop_assert_eq!(events(&again, again.len()).len(), 1, "still one event");
+            for new in [&new[..], b"{\"jsonrpc\":\"2.0\",\"id\":1}"] {
+                prop_assert_eq!(event.rewritten_around(new.to_vec()).concat(), event.rewritten(Some(new)));
+            }
         }
     }
 }
