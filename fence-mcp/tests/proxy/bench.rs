@@ -13,10 +13,12 @@
 //!
 //! The HTTP benchmark prints more rows than it holds to floors, for reading its figure: the same
 //! small calls through a relay that only copies bytes (on a thread of this process, and in a
-//! process of its own as the proxy is), so that what the extra hop costs is told apart from what
-//! the proxy adds to it; the same again with rmcp's client on a pooling reqwest client (rmcp's
-//! default opens a connection per request); and the CPU time the server and the proxy spend on
-//! one small call, and the relay's process, from `/proc/PID/task/*/schedstat`.
+//! process of its own as the proxy is) and through the least HTTP proxy (hyper's server and
+//! reqwest's client, as the proxy's, passing bodies on unread), so that what the extra hop costs
+//! is told apart from what the proxy adds to it; the same again with rmcp's client on a pooling
+//! reqwest client (rmcp's default opens a connection per request); and the CPU time the server,
+//! the proxy, the relay's process and the least HTTP proxy spend on one small call, from
+//! `/proc/PID/task/*/schedstat`.
 
 use std::time::{Duration, Instant};
 
@@ -162,29 +164,38 @@ async fn bench_http_direct_against_proxied() {
     command.args(["mcp", "--listen", "127.0.0.1:0", "--url", &url]);
     let (proxy, proxied_url) = spawn_announcing(command, Announced::Stderr, PATIENCE);
     let relayed_url = url.replacen(&authority(&url), &byte_relay(&authority(&url)), 1);
-    let (relay, relayed_apart_url) = byte_relay_apart(&url);
+    let (relay, relayed_apart_url) = apart("bench::byte_relay_process", &url);
+    let (least_proxy, forwarded_url) = apart("bench::http_forwarder_process", &url);
     let direct = rmcp_http_client(&url).await;
     let proxied = rmcp_http_client(&proxied_url).await;
     let relayed = rmcp_http_client(&relayed_url).await;
     let relayed_apart = rmcp_http_client(&relayed_apart_url).await;
-    warm(&[&direct, &proxied, &relayed, &relayed_apart]).await;
+    let forwarded = rmcp_http_client(&forwarded_url).await;
+    warm(&[&direct, &proxied, &relayed, &relayed_apart, &forwarded]).await;
     let big = || json!({ "bytes": BIG_BYTES });
     for client in [&direct, &proxied] {
         timed_http(client, "big", big()).await;
     }
-    let cpu = || [server.id(), proxy.id(), relay.id()].map(cpu_time);
+    let cpu = || [server.id(), proxy.id(), relay.id(), least_proxy.id()].map(cpu_time);
     let cpu_before = cpu();
-    let [direct_small, proxied_small, relayed_small, apart_small] =
-        interleaved_small([&direct, &proxied, &relayed, &relayed_apart]).await;
+    let [
+        direct_small,
+        proxied_small,
+        relayed_small,
+        apart_small,
+        forwarded_small,
+    ] = interleaved_small([&direct, &proxied, &relayed, &relayed_apart, &forwarded]).await;
     let cpu_after = cpu();
     let spent = |process: usize| cpu_after[process].saturating_sub(cpu_before[process]);
-    // The server answers all four clients; the proxy and the relay apart, one each.
+    // The server answers all five clients; the proxy, the relay apart and the least HTTP proxy, one each.
     let calls = u32::try_from(SMALL_CALLS).expect("a few calls");
     println!(
-        "CPU per small call: server {:?}, proxy {:?}, byte relay in a process of its own {:?}",
-        spent(0) / (4 * calls),
+        "CPU per small call: server {:?}, proxy {:?}, byte relay in a process of its own {:?}, \
+         least HTTP proxy {:?}",
+        spent(0) / (5 * calls),
         spent(1) / calls,
         spent(2) / calls,
+        spent(3) / calls,
     );
     let mut small_row = Row {
         what: "small call (`echo`), HTTP",
@@ -198,8 +209,14 @@ async fn bench_http_direct_against_proxied() {
     };
     let mut apart_row = Row {
         what: "small call (`echo`), HTTP, through a byte relay in a process of its own instead",
-        direct: direct_small,
+        direct: direct_small.clone(),
         proxied: apart_small,
+    };
+    let mut forwarded_row = Row {
+        what: "small call (`echo`), HTTP, through the least HTTP proxy (hyper and reqwest, \
+               bodies unread) instead",
+        direct: direct_small,
+        proxied: forwarded_small,
     };
     let direct_pooled = pooled_http_client(&url).await;
     let proxied_pooled = pooled_http_client(&proxied_url).await;
@@ -228,6 +245,7 @@ async fn bench_http_direct_against_proxied() {
     // Not a floor: what the extra hop alone costs, for reading the proxy's own figure.
     relay_row.print(1.3);
     apart_row.print(1.3);
+    forwarded_row.print(1.3);
     pooled_row.print(1.3);
     assert!(small_ok && big_ok, "a floor is not met");
 }
@@ -285,25 +303,103 @@ fn cpu_time(pid: u32) -> Duration {
     Duration::from_nanos(total)
 }
 
-/// [`byte_relay`] in a process of its own, as the proxy is: this test binary run again for
-/// [`byte_relay_process`]. The process, and `url` through it.
-fn byte_relay_apart(url: &str) -> (crate::listening::KillOnDrop, String) {
+/// A relay in a process of its own, as the proxy is: this test binary run again for `test`
+/// ([`byte_relay_process`] or [`http_forwarder_process`]). The process, and `url` through it.
+fn apart(test: &str, url: &str) -> (crate::listening::KillOnDrop, String) {
     let mut command = std::process::Command::new(std::env::current_exe().expect("this binary"));
     command
-        .args([
-            "bench::byte_relay_process",
-            "--exact",
-            "--ignored",
-            "--nocapture",
-        ])
+        .args([test, "--exact", "--ignored", "--nocapture"])
         .env(RELAY_TARGET, url);
     spawn_announcing(command, Announced::Stderr, PATIENCE)
 }
 
-/// Where [`byte_relay_process`] relays to: an `http://` URL.
+/// Where [`byte_relay_process`] and [`http_forwarder_process`] relay to: an `http://` URL.
 const RELAY_TARGET: &str = "FENCE_BENCH_RELAY_TARGET";
 
-/// Not a test: [`byte_relay_apart`]'s process, which relays to the URL in
+/// Not a test: the least HTTP proxy, in a process of its own, for [`apart`]. It serves
+/// `http://127.0.0.1:PORT/mcp` with hyper on a current-thread runtime and sends each request on
+/// to the URL in `FENCE_BENCH_RELAY_TARGET` with one reqwest client (no redirects, `TCP_NODELAY`),
+/// as the proxy does, but reads neither body: the request's is passed on whole, the response's
+/// streamed back as it comes. It names its URL on stderr and runs until it is killed.
+#[test]
+#[ignore = "run by bench_http_direct_against_proxied, in a process of its own"]
+fn http_forwarder_process() {
+    let Ok(target) = std::env::var(RELAY_TARGET) else {
+        return;
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("a port");
+        let address = listener.local_addr().expect("its address");
+        eprintln!("least HTTP proxy: listening on http://{address}/mcp");
+        let client = reqwest::Client::builder()
+            .tcp_nodelay(true)
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .expect("a client");
+        while let Ok((stream, _)) = listener.accept().await {
+            let _ = stream.set_nodelay(true);
+            let (client, target) = (client.clone(), target.clone());
+            let service = hyper::service::service_fn(move |request| {
+                forward(client.clone(), target.clone(), request)
+            });
+            tokio::spawn(
+                hyper::server::conn::http1::Builder::new()
+                    .serve_connection(hyper_util::rt::TokioIo::new(stream), service),
+            );
+        }
+    });
+}
+
+type ForwardedBody = http_body_util::combinators::UnsyncBoxBody<
+    bytes::Bytes,
+    Box<dyn std::error::Error + Send + Sync>,
+>;
+
+/// [`http_forwarder_process`]'s one request, sent on to `target`; its response, as it comes.
+async fn forward(
+    client: reqwest::Client,
+    target: String,
+    request: http::Request<hyper::body::Incoming>,
+) -> Result<http::Response<ForwardedBody>, Box<dyn std::error::Error + Send + Sync>> {
+    use http_body_util::BodyExt as _;
+    let (parts, body) = request.into_parts();
+    let body = body.collect().await?.to_bytes();
+    let mut headers = parts.headers;
+    for owned in [
+        http::header::HOST,
+        http::header::CONNECTION,
+        http::header::CONTENT_LENGTH,
+    ] {
+        headers.remove(owned);
+    }
+    let response = client
+        .request(parts.method, target)
+        .headers(headers)
+        .body(body)
+        .send()
+        .await?;
+    let mut head = http::Response::builder().status(response.status());
+    for (name, value) in response.headers() {
+        if name != http::header::TRANSFER_ENCODING && name != http::header::CONTENT_LENGTH {
+            head = head.header(name, value);
+        }
+    }
+    let stream = futures_util::TryStreamExt::map_ok(response.bytes_stream(), |bytes| {
+        hyper::body::Frame::data(bytes)
+    });
+    let stream = futures_util::TryStreamExt::map_err(stream, |err| {
+        Box::new(err) as Box<dyn std::error::Error + Send + Sync>
+    });
+    Ok(head.body(http_body_util::StreamBody::new(stream).boxed_unsync())?)
+}
+
+/// Not a test: [`apart`]'s byte relay's process, which relays to the URL in
 /// `FENCE_BENCH_RELAY_TARGET` until it is killed, and names that URL through itself on stderr.
 #[test]
 #[ignore = "run by bench_http_direct_against_proxied, in a process of its own"]
