@@ -2,7 +2,7 @@
 //!
 //! `cargo fuzz` runs each function on generated input (the targets in `fence-runtime/fuzz/` are
 //! one-line wrappers), and `cargo test` replays the regression corpus committed under
-//! `fence-runtime/fuzz/regressions/<target>/` through the same function (`tests/regressions.rs`),
+//! `fence-runtime/fuzz/regressions/<target>/` through the same function (`tests/checks/regressions.rs`),
 //! so an input that once found a bug keeps guarding against it in every CI run.
 //!
 //! Every check panics on the first invariant that fails, and never on input the invariants

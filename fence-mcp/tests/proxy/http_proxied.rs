@@ -9,7 +9,7 @@
 //!   test server behind it (compared with rmcp's stdio client to that server directly), and
 //!   a session per client with a server process of its own, ended with the session.
 //!
-//! The oracle ([`assert_proxied`], with tests/support/oracle.rs): the proxied run is the
+//! The oracle ([`assert_proxied`], with `oracle.rs`): the proxied run is the
 //! direct one with every text block's `text`, and every embedded resource's `text`, replaced
 //! by exactly `fence_runtime`'s fenced block of it under `tool:<the tool's name>`;
 //! `structuredContent` and JSON-RPC errors with every string neutralised; `initialize`'s

@@ -11,9 +11,8 @@ mod http_direct;
 mod http_eras;
 mod http_proxied;
 mod http_robustness;
-#[path = "../support/listening.rs"]
 mod listening;
-#[path = "../support/oracle.rs"]
 mod oracle;
 mod pin;
 mod robustness;
+mod sdk;

@@ -8,12 +8,11 @@ use std::sync::{Arc, Mutex};
 use fence_runtime::{Fenced, Source, ToolOutput, fence_boundary, fence_source_of, parse};
 use fence_tests::block;
 
-mod rmcp_client;
+use crate::rmcp_client::{call, text_of};
 use rmcp::handler::server::tool::ToolName;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::{ErrorData, ServiceError, ServiceExt, schemars, tool, tool_router};
-use rmcp_client::{call, text_of};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 

@@ -7,16 +7,26 @@
 //! tried against this target (fuzz/README.md) failed within its first 100 sessions.
 #![cfg(feature = "std")]
 
+use std::cell::Cell;
 use std::sync::Once;
 
 use proptest::prelude::*;
 
 /// While shrinking, every failing case panics: say one line for each, not the whole session,
-/// and all of proptest's report of the case it shrank to.
+/// and all of proptest's report of the case it shrank to. Only on the threads that ask for it:
+/// the other tests of the binary keep the default report.
 fn quiet_panics() {
+    thread_local! {
+        static QUIET_HERE: Cell<bool> = const { Cell::new(false) };
+    }
     static QUIET: Once = Once::new();
+    QUIET_HERE.with(|quiet| quiet.set(true));
     QUIET.call_once(|| {
-        std::panic::set_hook(Box::new(|info| {
+        let default = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !QUIET_HERE.with(Cell::get) {
+                return default(info);
+            }
             let payload = info
                 .payload()
                 .downcast_ref::<String>()

@@ -1,5 +1,5 @@
 //! The hostile server's scenarios over Streamable HTTP, with the same oracle ([`violations`])
-//! and the same table of scenarios as the stdio runs in `main.rs`.
+//! and the same table of scenarios as the stdio runs in `mod.rs`.
 //!
 //! `hostile_server.py --http 127.0.0.1:0` serves every scenario at once, each at
 //! `/json/SCENARIO/mcp` (the hostile lines answer the POST that asked, as one JSON body: a
@@ -14,7 +14,7 @@
 //! | `listen-url-json`, `listen-url-sse` | Streamable HTTP | `fence mcp --listen 127.0.0.1:0 --url URL` |
 //! | `listen-stdio` | Streamable HTTP | `fence mcp --listen 127.0.0.1:0 -- python3 hostile_server.py SCENARIO` (the stdio server) |
 //!
-//! Directly, each scenario must show what the table in `main.rs` says of the SDK's stdio
+//! Directly, each scenario must show what the table in `mod.rs` says of the SDK's stdio
 //! client, but where [`direct_over_http`] says the SDK's HTTP client does otherwise, and why.
 //! Through the proxy, in every shape, there must be no violation, and the control must come
 //! back with its text.
@@ -31,9 +31,9 @@ use std::sync::OnceLock;
 
 use serde_json::{Value, json};
 
-use crate::http::{KillOnDrop, PATIENCE};
 use crate::listening::{Announced, spawn_announcing};
-use crate::{
+use crate::sdk::http::{KillOnDrop, PATIENCE};
+use crate::sdk::{
     Direct, Scenario, Sdk, expected, fence, here, incomplete, installed, python, run_plan_with,
     scenarios_of, strs, violations,
 };
@@ -98,7 +98,7 @@ fn label(scenario: &Scenario, shape: Shape) -> String {
 }
 
 /// What `sdk`'s HTTP client hands on directly from scenario `name` framed as `framing`: what
-/// the table in `main.rs` says of its stdio client, but where the transport reads the answer
+/// the table in `mod.rs` says of its stdio client, but where the transport reads the answer
 /// otherwise. (`None`: the SDK cannot drive the scenario.)
 fn direct_over_http(sdk: Sdk, framing: Framing, name: &str) -> Option<Direct> {
     let stdio = expected(sdk, name)?;
@@ -278,7 +278,7 @@ shape_tests! {
 }
 
 /// Prints the matrix over HTTP: for each scenario, SDK and shape, the violations found. By
-/// hand: `cargo test -p fence-mcp --test sdk hostile_http::matrix -- --ignored --nocapture`.
+/// hand: `cargo test -p fence-mcp --test proxy sdk::hostile_http::matrix -- --ignored --nocapture`.
 #[test]
 #[ignore = "prints the matrix; run by hand"]
 fn matrix() {
@@ -411,7 +411,7 @@ async fn stateless_requests_through_listen_stdio_get_their_ids_back_from_a_hosti
             let fenced = |text: &str| {
                 fence_runtime::parse(text).is_ok_and(|block| block.source() == "tool:fetch")
             };
-            if strs(&message["strings"]).any(|text| crate::live(text) && !fenced(text)) {
+            if strs(&message["strings"]).any(|text| crate::sdk::live(text) && !fenced(text)) {
                 let _ = writeln!(problems, "{}: a live marker: {body}", scenario.name);
             }
         }

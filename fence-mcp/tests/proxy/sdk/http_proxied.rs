@@ -12,7 +12,7 @@
 //! `http_proxied` drives that shape with rmcp's stdio client.)
 //!
 //! The oracle: the proxied report is the direct one as the proxy rewrites it
-//! (tests/support/oracle.rs: each content text fenced byte-exact under `tool:<name>`,
+//! (`oracle.rs`: each content text fenced byte-exact under `tool:<name>`,
 //! `structuredContent` and errors neutralised, the server's words about itself neutralised,
 //! everything else identical), and no string anywhere in the proxied report (keys too) holds
 //! a live marker, but for the fenced blocks' own markers around neutralised content.
@@ -22,10 +22,12 @@ use std::process::Command;
 use fence_runtime::parse;
 use serde_json::Value;
 
-use crate::http::{KillOnDrop, PATIENCE, python_http_driver, python_http_server, ts_http_driver};
 use crate::listening::{Announced, spawn_announcing};
 use crate::oracle::assert_fenced_run;
-use crate::{fence, installed, live, test_server};
+use crate::sdk::http::{
+    KillOnDrop, PATIENCE, python_http_driver, python_http_server, ts_http_driver,
+};
+use crate::sdk::{fence, installed, live, test_server};
 
 /// `fence mcp --listen 127.0.0.1:0 ARGS`: the proxy, and the URL it names on stderr.
 fn listen(args: &[&std::ffi::OsStr]) -> (KillOnDrop, String) {
