@@ -10,15 +10,24 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-/// The `fence` binary and the test server, built by cargo with the options CI's
+/// The `fence` binary and the test server, built by cargo with the options and the profile
 /// `cargo test --workspace --all-features` builds them with, in one build, so under that
-/// command both are found up to date.
+/// command both are found up to date (see [`PROFILE`]).
 pub(crate) struct Binaries {
     pub(crate) fence: PathBuf,
     pub(crate) server: PathBuf,
     /// The `agent_turn` example (it needs the `rmcp` feature, which the build turns on).
     pub(crate) agent_turn: PathBuf,
 }
+
+/// The profile `cargo test` builds with: `test`, or `release` under `--release`. Under `dev`,
+/// cargo would build every build script and proc-macro again, and every crate that uses one
+/// (about a minute on two cores); the workspace's `[profile.test]` says why `test` is enough.
+const PROFILE: &str = if cfg!(debug_assertions) {
+    "test"
+} else {
+    "release"
+};
 
 pub(crate) fn binaries() -> &'static Binaries {
     static BINARIES: OnceLock<Binaries> = OnceLock::new();
@@ -31,7 +40,8 @@ pub(crate) fn binaries() -> &'static Binaries {
             .bin("fence")
             .example("mcp_test_server")
             .example("agent_turn")
-            .current_release()
+            .arg("--profile")
+            .arg(PROFILE)
             .exec()
             .expect("cargo builds the binaries");
         let (mut fence, mut server, mut agent_turn) = (None, None, None);
