@@ -17,7 +17,7 @@
 //! `received` stays empty, `garbage` is an error), and `calls` is counted by the handler.
 //!
 //! rmcp 3.11 cannot say everything the tests need, so part of the server is written at the
-//! JSON level, in its transport ([`Stdio`]):
+//! JSON level, in its transport (`Stdio` below):
 //!
 //! - `tools/list` answers carry `execution.taskSupport` on two tools and a vendor field on the
 //!   list, neither of which rmcp's `Tool` or `ListToolsResult` models;
