@@ -154,6 +154,9 @@
 //! came. `docs/mcp-proxy.md` in the repository has the benchmark: 1,000 small calls and 20
 //! calls with a 10 MB result, direct against proxied.
 
+// docs.rs builds with `--cfg docsrs` on nightly: `doc(cfg)` marks what needs a feature.
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 mod client;
 mod fencing;
 #[cfg(feature = "http")]
