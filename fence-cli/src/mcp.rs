@@ -5,7 +5,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use fence_mcp::{DEFAULT_MAX_MESSAGE_BYTES, Options, PinMode, StructuredContent};
+use fence_mcp::{
+    ChildServer, DEFAULT_MAX_MESSAGE_BYTES, HttpFront, Options, PinMode, RemoteServer,
+    StructuredContent, Upstream,
+};
 
 /// Runs an MCP server on stdio as a child and serves MCP on this process's stdin and stdout,
 /// forwarding the whole protocol unchanged, except that every tool result is fenced under
@@ -109,52 +112,51 @@ enum Structured {
 
 impl From<Args> for Options {
     fn from(args: Args) -> Options {
-        let mut command = args.command.into_iter();
-        let options = match args.url {
-            Some(url) => args
-                .header
+        let upstream: Upstream = if let Some(url) = args.url {
+            args.header
                 .iter()
-                .fold(Options::remote(url), |options, header| {
+                .fold(RemoteServer::new(url), |server, header| {
                     let (name, value) = header.split_once(':').unwrap_or((header, ""));
-                    options.with_header(name, value)
-                }),
-            None => Options::new(command.next().unwrap_or_default()).with_args(command),
+                    server.with_header(name, value)
+                })
+                .into()
+        } else {
+            // The proxy is all this process runs, so every child it has is the server's: what
+            // the server starts outside its process group is ended with it too (Linux).
+            let mut command = args.command.into_iter();
+            ChildServer::new(command.next().unwrap_or_default())
+                .with_args(command)
+                .with_subreaper(true)
+                .into()
         };
-        let options = match args.listen {
-            Some(addr) => options
-                .with_listen(addr)
-                .with_network_clients(args.allow_network_clients_without_auth),
-            None => options,
-        };
-        let options = args
-            .allow_host
-            .into_iter()
-            .fold(options, Options::with_allowed_host);
-        let options = args
-            .allow_origin
-            .into_iter()
-            .fold(options, Options::with_allowed_origin);
-        // The proxy is all this process runs, so every child it has is the server's: what the
-        // server starts outside its process group is ended with it too (Linux).
-        let options = options
+        let mut options = Options::new(upstream)
             .with_max_message_bytes(args.max_message_bytes)
             .with_grace(Duration::from_millis(args.grace_ms))
             .with_structured_content(match args.structured_content {
                 Structured::Neutralise => StructuredContent::Neutralise,
                 Structured::Remove => StructuredContent::Remove,
             })
-            .with_subreaper(true)
             .with_pin_update(args.pin_update);
-        let options = match args.pin {
-            Some(file) => options.with_pin(
-                file,
-                match args.pin_mode {
-                    Pin::Enforce => PinMode::Enforce,
-                    Pin::Report => PinMode::Report,
-                },
-            ),
-            None => options,
-        };
+        if let Some(addr) = args.listen {
+            let front =
+                HttpFront::new(addr).with_network_clients(args.allow_network_clients_without_auth);
+            let front = args
+                .allow_host
+                .into_iter()
+                .fold(front, HttpFront::with_allowed_host);
+            let front = args
+                .allow_origin
+                .into_iter()
+                .fold(front, HttpFront::with_allowed_origin);
+            options = options.with_front(front);
+        }
+        if let Some(file) = args.pin {
+            let mode = match args.pin_mode {
+                Pin::Enforce => PinMode::Enforce,
+                Pin::Report => PinMode::Report,
+            };
+            options = options.with_pin(file, mode);
+        }
         match args.name {
             Some(name) => options.with_name(name),
             None => options,

@@ -17,9 +17,9 @@
 //! use std::process::ExitCode;
 //!
 //! fn main() -> ExitCode {
-//!     let options = fence_mcp::Options::new("npx")
+//!     let server = fence_mcp::ChildServer::new("npx")
 //!         .with_args(["-y", "@modelcontextprotocol/server-filesystem", "/tmp"]);
-//!     fence_mcp::run(&options)
+//!     fence_mcp::run(&fence_mcp::Options::new(server))
 //! }
 //! ```
 //!
@@ -158,42 +158,49 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod client;
+mod engine;
 mod fencing;
-#[cfg(feature = "http")]
-mod http;
+mod front;
+mod gate;
 mod ids;
 mod json;
 mod lines;
 mod listed;
 mod options;
 mod pin;
-mod proxy;
-mod reaper;
 mod requests;
 #[cfg(feature = "rmcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "rmcp")))]
 pub mod rmcp;
 mod said;
 mod session;
+mod shape;
+mod signals;
+mod upstream;
+#[cfg(feature = "http")]
+mod wire;
 
 use std::process::ExitCode;
 
 pub use crate::client::{Unfenceable, fence_tool_result};
 pub use crate::options::{
-    DEFAULT_GRACE, DEFAULT_MAX_MESSAGE_BYTES, Options, PinMode, StructuredContent,
+    ChildServer, DEFAULT_GRACE, DEFAULT_MAX_MESSAGE_BYTES, Front, Options, PinMode,
+    StructuredContent, Upstream,
 };
+#[cfg(feature = "http")]
+pub use crate::options::{HttpFront, RemoteServer};
 
-/// Runs the proxy: spawns the upstream server (or reaches the one at [`Options::url`]), serves
-/// MCP on this process's stdin and stdout (or at [`Options::listen`]'s address) until either
-/// side ends (a listening proxy: until a signal ends it), and returns the exit status the
-/// process should end with (see the crate docs, "Robustness").
+/// Runs the proxy: starts the upstream server (or reaches the one at a URL), serves MCP on
+/// this process's stdin and stdout (or at an HTTP front's address) until either side ends (an
+/// HTTP front: until a signal ends it), and returns the exit status the process should end
+/// with (see the crate docs, "Robustness").
 ///
 /// It blocks, running each direction on a thread of its own, and watches SIGTERM, SIGINT and
 /// SIGHUP while it runs (on Unix). Call it from `main`; from inside an async runtime, call it
 /// through the runtime's blocking pool (`tokio::task::spawn_blocking`). With
-/// [`Options::with_subreaper`] (Linux), the calling process is a child subreaper until `run`
-/// returns, and every child it has is taken for the upstream's: reaped when it exits, killed
-/// when the proxy ends.
+/// [`ChildServer::with_subreaper`] (Linux), the calling process is a child subreaper until
+/// `run` returns, and every child it has is taken for the upstream's: reaped when it exits,
+/// killed when the proxy ends.
 ///
 /// ```no_run
 /// use std::process::ExitCode;
@@ -204,17 +211,12 @@ pub use crate::options::{
 ///         eprintln!("usage: proxy COMMAND [ARGS…]");
 ///         return ExitCode::from(2);
 ///     };
-///     fence_mcp::run(&fence_mcp::Options::new(command).with_args(args))
+///     let server = fence_mcp::ChildServer::new(command).with_args(args);
+///     fence_mcp::run(&fence_mcp::Options::new(server))
 /// }
 /// ```
 pub fn run(options: &Options) -> ExitCode {
-    #[cfg(feature = "http")]
-    if options.url().is_some() || options.listen().is_some() {
-        return http::run(options);
-    }
-    proxy::widen_pipe(&std::io::stdin());
-    proxy::widen_pipe(&std::io::stdout());
-    proxy::serve(options, std::io::stdin(), std::io::stdout())
+    shape::run(options)
 }
 
 #[doc(hidden)]
@@ -224,8 +226,9 @@ pub mod __fuzz {
 
     use std::io::BufReader;
 
-    use crate::proxy::next_outcome;
-    use crate::session::{Forward, Session, Side};
+    use crate::engine::collected;
+    use crate::lines::next_outcome;
+    use crate::session::{Session, Side};
 
     /// One proxied connection, fed bytes as they would arrive on each side's pipe.
     #[derive(Debug)]
@@ -292,21 +295,17 @@ pub mod __fuzz {
             let mut reader = BufReader::with_capacity(64, bytes);
             let mut line = Vec::new();
             let mut delivered = Delivered::default();
-            while let Some(outcome) =
+            while let Some(mut outcome) =
                 next_outcome(&self.session, self.limit, from, &mut reader, &mut line)
             {
+                delivered.notes.append(&mut outcome.notes);
                 let (onward, back) = match from {
                     Side::Client => (&mut delivered.to_upstream, &mut delivered.to_client),
                     Side::Upstream => (&mut delivered.to_client, &mut delivered.to_upstream),
                 };
-                back.extend(outcome.reply);
-                match outcome.forward {
-                    Forward::AsIs => onward.push(line.clone()),
-                    Forward::Rewritten(message) => onward.push(message),
-                    Forward::Nothing => {}
-                }
-                onward.extend(outcome.also);
-                delivered.notes.extend(outcome.notes);
+                onward.extend(collected(&self.session, outcome, &line, |reply| {
+                    back.push(reply);
+                }));
             }
             delivered
         }

@@ -1,12 +1,16 @@
 //! MCP's stdio framing: one JSON-RPC message a line. A line is read whole up to the size limit;
 //! a longer one is never held in memory, but streamed once through `serde_json` to learn its id
-//! and method, so the side waiting on it can be told.
+//! and method, so the side waiting on it can be told. Each line read goes through the session
+//! (an upstream's through the [gate](crate::gate)) and each message written is a line of a
+//! [`Sink`].
 
-use std::io::{self, BufRead, BufReader, Read};
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::sync::{Mutex, PoisonError};
 
 use memchr::memchr;
 
-use crate::session::Skimmed;
+use crate::engine::Deliver;
+use crate::session::{Outcome, Session, Side, Skimmed};
 
 /// What [`read_line`] found.
 #[derive(Debug, PartialEq, Eq)]
@@ -18,6 +22,102 @@ pub(crate) enum Line {
     Oversized,
     /// The input has ended.
     End,
+}
+
+/// A side's input, written a whole message at a time.
+pub(crate) struct Sink<W> {
+    writer: Mutex<Option<W>>,
+}
+
+impl<W: Write> Sink<W> {
+    pub(crate) fn new(writer: W) -> Sink<W> {
+        Sink {
+            writer: Mutex::new(Some(writer)),
+        }
+    }
+
+    /// Writes `message` and a `\n`, and flushes. `false` once the other side is gone.
+    pub(crate) fn send(&self, message: &mut Vec<u8>) -> bool {
+        let mut writer = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
+        let sent = match writer.as_mut() {
+            Some(out) => write_line(out, message).is_ok(),
+            None => false,
+        };
+        if !sent {
+            *writer = None;
+        }
+        sent
+    }
+
+    /// Closes the writer, so the side reading it sees the end of its input.
+    pub(crate) fn close(&self) {
+        self.writer
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+    }
+}
+
+/// Writes `message` and a `\n`, and flushes: in one write when the message has room for the
+/// `\n`, else in two rather than copy a large message to grow it.
+pub(crate) fn write_line(out: &mut impl Write, message: &mut Vec<u8>) -> io::Result<()> {
+    if message.len() < message.capacity() {
+        message.push(b'\n');
+        let written = out.write_all(message);
+        message.pop();
+        written?;
+    } else {
+        out.write_all(message)?;
+        out.write_all(b"\n")?;
+    }
+    out.flush()
+}
+
+/// Where one line's outcome goes when both sides are stdio: on to `onward`, back to `back`,
+/// the line itself sent as it came from `line`'s buffer, with no copy.
+pub(crate) struct Lines<'a, A: Write, B: Write> {
+    pub(crate) line: &'a mut Vec<u8>,
+    pub(crate) onward: &'a Sink<A>,
+    pub(crate) back: &'a Sink<B>,
+}
+
+impl<A: Write, B: Write> Deliver for Lines<'_, A, B> {
+    fn as_it_came(&mut self) -> bool {
+        self.onward.send(self.line)
+    }
+
+    fn onward(&mut self, mut message: Vec<u8>) -> bool {
+        self.onward.send(&mut message)
+    }
+
+    fn back(&mut self, mut message: Vec<u8>) {
+        self.back.send(&mut message);
+    }
+}
+
+/// Reads the next message from `from`'s input into `line` and says what it becomes; `None`
+/// once the input has ended or failed. Blank lines are skipped.
+pub(crate) fn next_outcome(
+    session: &Session,
+    limit: usize,
+    from: Side,
+    reader: &mut impl BufRead,
+    line: &mut Vec<u8>,
+) -> Option<Outcome> {
+    loop {
+        return match read_line(reader, line, limit) {
+            Ok(Line::Whole) if line.iter().all(u8::is_ascii_whitespace) => continue,
+            Ok(Line::Whole) => Some(match from {
+                Side::Client => session.client_line(line),
+                Side::Upstream => crate::gate::message(session, line),
+            }),
+            Ok(Line::Oversized) => {
+                let (skimmed, size) = skim(reader, line).ok()?;
+                Some(session.oversized(from, skimmed.as_ref(), size, limit))
+            }
+            Ok(Line::End) | Err(_) => None,
+        };
+    }
 }
 
 /// Reads one line into `line` (cleared first), up to `limit` bytes. A last line without a

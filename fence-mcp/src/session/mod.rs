@@ -71,6 +71,12 @@ impl Outcome {
         }
     }
 
+    /// The line goes on as it came, unread: what an open gate makes of everything.
+    #[cfg_attr(not(fence_gate_open), allow(dead_code))]
+    pub(crate) fn as_it_came() -> Outcome {
+        Outcome::new(Forward::AsIs)
+    }
+
     /// Nothing goes on; the side that sent the line gets `error` back.
     fn refused(error: Vec<u8>) -> Outcome {
         let mut outcome = Outcome::new(Forward::Nothing);

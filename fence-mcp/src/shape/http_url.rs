@@ -1,5 +1,4 @@
-//! An HTTP client and an upstream at a URL (`fence mcp --listen ADDR --url URL`): a reverse
-//! proxy. Every request goes upstream with the client's headers (less the hop-by-hop ones and
+//! HTTP front, URL upstream (`fence mcp --listen ADDR --url URL`): a reverse proxy. Every request goes upstream with the client's headers (less the hop-by-hop ones and
 //! those the proxy owns: `Host`, `Content-Length`, `Accept-Encoding`, and `--header`'s), and
 //! every response comes back with its status and headers; only the JSON-RPC messages in its
 //! body are read, each through the session of its `Mcp-Session-Id` (or, with none, a session
@@ -8,6 +7,7 @@
 
 use std::collections::HashMap;
 use std::future::Future;
+use std::process::ExitCode;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::Poll;
 use std::time::{Duration, Instant};
@@ -18,17 +18,40 @@ use http::{HeaderMap, Method, Response, StatusCode};
 use hyper::body::Incoming;
 use serde_json::value::RawValue;
 
-use super::front::{
-    Body, Front, full, json_response, pieces_body, read_body, refusal, streamed_after,
+use crate::engine::{Deliver, Engine, collected, deliver, report};
+use crate::front::http::{
+    Backend, Body, Listening, empty, full, json_response, pieces_body, read_body, refusal,
+    streamed_after,
 };
-use super::message::Sent;
-use super::remote::{Unread, read_whole};
-use super::sse::{Event, Framed, Framer, message_event};
-use super::{BodyKind, Remote, compressed, hop_by_hop};
-use crate::proxy::{Engine, report};
-use crate::session::{Forward, Outcome, Session};
+use crate::gate::{self, Head, Passage};
+use crate::options::{HttpFront, Options, RemoteServer};
+use crate::session::Session;
+use crate::upstream::url::{Aside, Remote, Unread, error_chain, read_whole};
+use crate::wire::header::SESSION_ID;
+use crate::wire::message::Sent;
+use crate::wire::sse::{Event, Framed, Framer, message_event};
+use crate::wire::{answers, hop_by_hop, joined, posting};
 
-const SESSION_ID: &str = "mcp-session-id";
+/// Serves the HTTP front in front of the server at a URL until a signal ends the proxy.
+pub(crate) async fn serve(options: &Options, front: &HttpFront, server: &RemoteServer) -> ExitCode {
+    let engine = match Engine::open(options) {
+        Ok(engine) => Arc::new(engine),
+        Err(code) => return code,
+    };
+    let voice = engine.session();
+    let remote = match Remote::new(server) {
+        Ok(remote) => Arc::new(remote),
+        Err(problem) => {
+            report(&voice, &problem);
+            return ExitCode::from(2);
+        }
+    };
+    let reverse = Arc::new(Reverse::new(engine, remote));
+    crate::front::http::serve(front, options.max_message_bytes(), voice, reverse).await
+}
+
+/// How many sessions are kept at once; past them, the one named least recently is forgotten.
+const MAX_SESSIONS: usize = 4096;
 
 /// How many of the upstream's chunks, there already, may go with a stream's head: a stream
 /// that never pauses still gets its head at once.
@@ -45,6 +68,14 @@ pub(crate) struct Reverse {
     engine: Arc<Engine>,
     remote: Arc<Remote>,
     sessions: Mutex<HashMap<Vec<u8>, Kept>>,
+    /// The proxy's own answers to the upstream's requests, on their way.
+    aside: Arc<Aside>,
+}
+
+impl Backend for Reverse {
+    async fn handle(&self, request: http::Request<Incoming>, front: &Listening) -> Response<Body> {
+        Reverse::handle(self, request, front).await
+    }
 }
 
 impl Reverse {
@@ -53,6 +84,7 @@ impl Reverse {
             engine,
             remote,
             sessions: Mutex::new(HashMap::new()),
+            aside: Arc::new(Aside::default()),
         }
     }
 
@@ -69,6 +101,7 @@ impl Reverse {
             return session.clone();
         }
         sessions.retain(|_, (_, used)| now.duration_since(*used) < IDLE);
+        forget_least_recent(&mut sessions);
         let session = Arc::new(self.engine.session());
         sessions.insert(key.to_vec(), (session.clone(), now));
         session
@@ -76,16 +109,15 @@ impl Reverse {
 
     fn keep(&self, key: &[u8], session: &Arc<Session>) {
         let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+        if !sessions.contains_key(key) {
+            forget_least_recent(&mut sessions);
+        }
         sessions
             .entry(key.to_vec())
             .or_insert_with(|| (session.clone(), Instant::now()));
     }
 
-    pub(crate) async fn handle(
-        &self,
-        request: http::Request<Incoming>,
-        front: &Front,
-    ) -> Response<Body> {
+    async fn handle(&self, request: http::Request<Incoming>, front: &Listening) -> Response<Body> {
         let (parts, body) = request.into_parts();
         let key = parts
             .headers
@@ -122,24 +154,22 @@ impl Reverse {
         parts: &Parts,
         body: Incoming,
         session: &Arc<Session>,
-        front: &Front,
+        front: &Listening,
     ) -> Response<Body> {
         let body = match read_body(body, front.limit, session).await {
             Ok(body) => body,
             Err(refused) => return refused,
         };
         let outcome = session.client_line(&body);
-        for note in &outcome.notes {
-            report(session, note);
-        }
-        let onward = match outcome.forward {
-            Forward::AsIs => body,
-            Forward::Rewritten(message) => message,
-            Forward::Nothing if outcome.reply.is_empty() => {
-                return super::empty(StatusCode::ACCEPTED);
+        let mut replies = Vec::new();
+        let onward = collected(session, outcome, &body, |reply| replies.push(reply));
+        if onward.is_empty() {
+            if replies.is_empty() {
+                return empty(StatusCode::ACCEPTED);
             }
-            Forward::Nothing => return json_response(StatusCode::OK, super::joined(outcome.reply)),
-        };
+            return json_response(StatusCode::OK, joined(replies));
+        }
+        let onward = joined(onward);
         let sent = Sent::read(&onward);
         let request = self
             .remote
@@ -147,7 +177,7 @@ impl Reverse {
             .body(onward);
         match request.send().await {
             Ok(response) => {
-                self.respond(response, session.clone(), sent, outcome.reply, front)
+                self.respond(response, session.clone(), sent, replies, front)
                     .await
             }
             Err(err) => {
@@ -156,7 +186,7 @@ impl Reverse {
                 if errors.is_empty() {
                     refusal(StatusCode::BAD_GATEWAY, -32000, &why)
                 } else {
-                    json_response(StatusCode::BAD_GATEWAY, super::joined(errors))
+                    json_response(StatusCode::BAD_GATEWAY, joined(errors))
                 }
             }
         }
@@ -166,7 +196,7 @@ impl Reverse {
         let why = format!(
             "cannot reach the upstream {}: {}",
             self.remote.url(),
-            super::stdio_front::error_chain(err)
+            error_chain(err)
         );
         report(session, &why);
         why
@@ -186,50 +216,49 @@ impl Reverse {
         session: Arc<Session>,
         sent: Sent,
         extra: Vec<Vec<u8>>,
-        front: &Front,
+        front: &Listening,
     ) -> Response<Body> {
         let status = response.status();
         if let Some(id) = response.headers().get(SESSION_ID) {
             self.keep(id.as_bytes(), &session);
         }
-        let kind = BodyKind::of(response.headers());
-        if kind != BodyKind::Other && compressed(response.headers()) {
-            let why = "the upstream compressed its response though the proxy asked for none; \
-                       the proxy cannot fence what it cannot read";
-            report(&session, why);
-            return withheld(&session, &sent, extra, why);
-        }
+        let read = gate::head(status, response.headers());
         let mut head = Response::builder().status(status);
         for (name, value) in response.headers() {
             if !hop_by_hop(name, response.headers()) && name != http::header::CONTENT_LENGTH {
                 head = head.header(name, value);
             }
         }
-        match kind {
-            BodyKind::EventStream => {
+        match read {
+            Head::Withheld(why) => {
+                report(&session, why);
+                withheld(&session, &sent, extra, why)
+            }
+            Head::Events => {
                 let relay = Relay {
                     headers: session_headers(response.headers()),
                     response,
                     session,
                     remote: self.remote.clone(),
+                    aside: self.aside.clone(),
                     sent,
                     limit: front.limit,
                     framer: Framer::new(front.limit),
                     resumable: false,
+                    replies: Vec::new(),
                 };
                 let body = relay.start(extra).await;
                 head.body(body).unwrap_or_else(|_| broken())
             }
-            BodyKind::Json if status.is_success() || read_as_answers(&response) => {
+            Head::Json => {
                 let body = match read_whole(response, front.limit).await {
                     Ok(body) => body,
                     Err(unread) => {
                         let why = match unread {
                             Unread::OverLimit(limit) => Unread::over_limit(limit),
-                            Unread::Broke(err) => format!(
-                                "the upstream's response broke off: {}",
-                                super::stdio_front::error_chain(&err)
-                            ),
+                            Unread::Broke(err) => {
+                                format!("the upstream's response broke off: {}", error_chain(&err))
+                            }
                         };
                         report(&session, &why);
                         return withheld(&session, &sent, extra, &why);
@@ -238,9 +267,13 @@ impl Reverse {
                 let headers = session_headers(&HeaderMap::new());
                 let mut messages = extra;
                 if !body.iter().all(u8::is_ascii_whitespace) {
-                    for message in super::answers(&body, sent.batch) {
-                        let outcome = session.upstream_line(message);
-                        messages.extend(self.delivered(&session, outcome, message, &headers));
+                    for message in answers(&body, sent.batch) {
+                        let outcome = gate::message(&session, message);
+                        let mut replies = Vec::new();
+                        messages.extend(collected(&session, outcome, message, |reply| {
+                            replies.push(reply);
+                        }));
+                        self.reply(replies, &headers).await;
                     }
                 }
                 messages.extend(abandoned(
@@ -251,16 +284,16 @@ impl Reverse {
                 if messages.is_empty() {
                     return head.body(full(Bytes::new())).unwrap_or_else(|_| broken());
                 }
-                head.body(full(super::joined(messages)))
+                head.body(full(joined(messages)))
                     .unwrap_or_else(|_| broken())
             }
-            _ if status.is_success() && !sent.requests.is_empty() => {
+            Head::Inert if status.is_success() && !sent.requests.is_empty() => {
                 let why =
                     format!("the upstream answered {status} with neither JSON nor an event stream");
                 report(&session, &why);
                 withheld(&session, &sent, extra, &why)
             }
-            _ => {
+            Head::Inert => {
                 if !status.is_success() {
                     // The client reads the status as its requests' failure: none is waiting.
                     let _ = abandoned(&session, &sent.requests, "");
@@ -278,61 +311,37 @@ impl Reverse {
         }
     }
 
-    /// What an outcome of the upstream's message sends the client (the message, as it came or
-    /// rewritten, then the proxy's own); what it sends back upstream is sent in a POST of its own.
-    fn delivered(
-        &self,
-        session: &Session,
-        outcome: Outcome,
-        message: &[u8],
-        headers: &HeaderMap,
-    ) -> Vec<Vec<u8>> {
-        deliver(session, &self.remote, headers, outcome, message)
+    /// Sends the proxy's own answers to the upstream's requests, each in a POST.
+    async fn reply(&self, replies: Vec<Vec<u8>>, headers: &HeaderMap) {
+        for reply in replies {
+            let request = self.remote.request(Method::POST, headers).body(reply);
+            self.aside.send(request).await;
+        }
     }
 }
 
-/// The messages of one outcome for the client; replies to the upstream are sent to it, each in a POST.
-fn deliver(
-    session: &Session,
-    remote: &Remote,
-    headers: &HeaderMap,
-    outcome: Outcome,
-    message: &[u8],
-) -> Vec<Vec<u8>> {
-    for note in &outcome.notes {
-        report(session, note);
+/// Forgets the session named least recently, when as many as are kept are there.
+fn forget_least_recent(sessions: &mut HashMap<Vec<u8>, Kept>) {
+    if sessions.len() < MAX_SESSIONS {
+        return;
     }
-    for reply in outcome.reply {
-        let request = remote.request(Method::POST, headers).body(reply);
-        tokio::spawn(async move {
-            let _ = request.send().await;
-        });
+    let oldest = sessions
+        .iter()
+        .min_by_key(|(_, (_, used))| *used)
+        .map(|(key, _)| key.clone());
+    if let Some(oldest) = oldest {
+        sessions.remove(&oldest);
     }
-    let mut messages = Vec::with_capacity(1 + outcome.also.len());
-    match outcome.forward {
-        Forward::AsIs => messages.push(message.to_vec()),
-        Forward::Rewritten(message) => messages.push(message),
-        Forward::Nothing => {}
-    }
-    messages.extend(outcome.also);
-    messages
 }
 
 /// The headers a message of the proxy's own to the upstream carries in a session.
 fn session_headers(response: &HeaderMap) -> HeaderMap {
     let mut headers = HeaderMap::new();
-    super::posting(&mut headers);
+    posting(&mut headers);
     if let Some(id) = response.get(SESSION_ID) {
         headers.insert(SESSION_ID, id.clone());
     }
     headers
-}
-
-/// Whether a response that is not a success still carries JSON-RPC (an error for a request),
-/// which is read as any answer is; any other body of an error (an OAuth error, a gateway's
-/// page) passes through as it came.
-fn read_as_answers(response: &reqwest::Response) -> bool {
-    response.status() != StatusCode::UNAUTHORIZED && response.status() != StatusCode::FORBIDDEN
 }
 
 /// The errors for the requests of `sent` still waiting, saying `why`.
@@ -350,7 +359,7 @@ fn withheld(session: &Session, sent: &Sent, extra: Vec<Vec<u8>>, why: &str) -> R
     if messages.is_empty() {
         return refusal(StatusCode::BAD_GATEWAY, -32000, why);
     }
-    json_response(StatusCode::BAD_GATEWAY, super::joined(messages))
+    json_response(StatusCode::BAD_GATEWAY, joined(messages))
 }
 
 fn broken() -> Response<Body> {
@@ -377,6 +386,41 @@ async fn soon<F: Future>(future: F) -> Option<F::Output> {
     None
 }
 
+/// Where one event's outcome goes: its pieces for the client, in order (`None`: the event as it
+/// came), and the replies for the upstream.
+struct Events<'a, 'e> {
+    event: &'a Event<'e>,
+    pieces: Vec<Option<Bytes>>,
+    replies: &'a mut Vec<Vec<u8>>,
+}
+
+impl Deliver for Events<'_, '_> {
+    fn as_it_came(&mut self) -> bool {
+        self.pieces.push(None);
+        true
+    }
+
+    fn rewritten(&mut self, message: Vec<u8>) -> bool {
+        let pieces = self.event.rewritten_around(message);
+        self.pieces.extend(pieces.into_iter().map(Some));
+        true
+    }
+
+    fn onward(&mut self, message: Vec<u8>) -> bool {
+        self.pieces.push(Some(message_event(&message).into()));
+        true
+    }
+
+    fn back(&mut self, message: Vec<u8>) {
+        self.replies.push(message);
+    }
+
+    fn nothing(&mut self) {
+        // The event without its data: a client dispatches nothing, yet still takes its id.
+        self.pieces.push(Some(self.event.rewritten(None).into()));
+    }
+}
+
 /// Where a relayed stream is, after a chunk of it.
 enum Step {
     /// More is to come.
@@ -396,6 +440,7 @@ struct Relay {
     response: reqwest::Response,
     session: Arc<Session>,
     remote: Arc<Remote>,
+    aside: Arc<Aside>,
     /// The headers of a message of the proxy's own to the upstream.
     headers: HeaderMap,
     sent: Sent,
@@ -403,6 +448,8 @@ struct Relay {
     framer: Framer,
     /// Whether an event named an id, by which the client may resume the stream.
     resumable: bool,
+    /// The proxy's own answers to the upstream's requests in the stream, to be sent.
+    replies: Vec<Vec<u8>>,
 }
 
 impl Relay {
@@ -420,6 +467,7 @@ impl Relay {
                 break;
             };
             step = self.step(next, &mut first);
+            self.reply().await;
             if !matches!(step, Step::More) {
                 break;
             }
@@ -454,7 +502,7 @@ impl Relay {
                 return Step::More;
             }
             Ok(None) => None,
-            Err(err) => Some(super::stdio_front::error_chain(&err)),
+            Err(err) => Some(error_chain(&err)),
         };
         if let Some(each) = self.framer.finish() {
             self.rewrite(each, out);
@@ -482,6 +530,7 @@ impl Relay {
             };
             let mut out = Vec::new();
             let step = self.step(next, &mut out);
+            self.reply().await;
             for piece in out {
                 if pieces.send(piece).await.is_err() {
                     return;
@@ -492,6 +541,14 @@ impl Relay {
                 Step::Answered => return self.drain(),
                 Step::Ended => return,
             }
+        }
+    }
+
+    /// Sends the proxy's own answers to the upstream's requests, each in a POST.
+    async fn reply(&mut self) {
+        for reply in std::mem::take(&mut self.replies) {
+            let request = self.remote.request(Method::POST, &self.headers).body(reply);
+            self.aside.send(request).await;
         }
     }
 
@@ -532,25 +589,34 @@ impl Relay {
         };
         let event = Event::read(&raw);
         self.resumable |= event.id().is_some_and(|id| !id.is_empty());
-        let Some(message) = event.message() else {
-            if !raw.is_empty() {
-                out.push(raw.into());
-            }
-            return;
-        };
-        let mut outcome = self.session.upstream_line(message);
-        let also = std::mem::take(&mut outcome.also);
-        let forward = std::mem::replace(&mut outcome.forward, Forward::Nothing);
-        deliver(&self.session, &self.remote, &self.headers, outcome, message);
-        let pieces: Vec<Bytes> = match forward {
-            Forward::AsIs => {
+        let outcome = match gate::event(&self.session, &event) {
+            Passage::Read(outcome) => outcome,
+            Passage::Inert => {
                 drop(event);
-                vec![raw.into()]
+                if !raw.is_empty() {
+                    out.push(raw.into());
+                }
+                return;
             }
-            Forward::Rewritten(message) => event.rewritten_around(message).into(),
-            Forward::Nothing => vec![event.rewritten(None).into()],
         };
-        out.extend(pieces.into_iter().filter(|piece| !piece.is_empty()));
-        out.extend(also.iter().map(|message| message_event(message).into()));
+        let mut to = Events {
+            event: &event,
+            pieces: Vec::new(),
+            replies: &mut self.replies,
+        };
+        deliver(&self.session, outcome, &mut to);
+        let pieces = to.pieces;
+        drop(event);
+        let mut raw = Some(raw);
+        for piece in pieces {
+            let piece = match piece {
+                Some(piece) => piece,
+                // The event as it came, moved rather than copied.
+                None => raw.take().map(Bytes::from).unwrap_or_default(),
+            };
+            if !piece.is_empty() {
+                out.push(piece);
+            }
+        }
     }
 }

@@ -1,6 +1,7 @@
-//! A stdio client and an upstream at a URL (`fence mcp --url URL`): each line the client writes
-//! is sent to the upstream in a POST of its own, and every message of each response (a JSON body, or each
-//! `message` event of a stream) goes through the session and out on stdout as a line.
+//! Stdio front, URL upstream (`fence mcp --url URL`): each line the client writes is sent to the
+//! upstream in a POST of its own, and every message of each response (a JSON body, or each
+//! `message` event of a stream) goes through the gate and the session and out on stdout as a
+//! line.
 //!
 //! The proxy is the HTTP client here, so it does what a client's transport does: it keeps the
 //! `Mcp-Session-Id` the upstream gave in answer to `initialize` and the negotiated
@@ -11,7 +12,6 @@
 use std::collections::HashMap;
 use std::io::BufReader;
 use std::process::ExitCode;
-use std::sync::mpsc as std_mpsc;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread;
 use std::time::Duration;
@@ -21,18 +21,25 @@ use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 use tokio::task::{AbortHandle, JoinSet};
 
-use super::message::{ParamHeaders, Sent, header_value};
-use super::remote::{Unread, read_whole};
-use super::sse::{Event, Framed, Framer};
-use super::{BodyKind, EVENT_STREAM, Remote, compressed};
+use crate::engine::{Deliver, Engine, collected, deliver, report};
+use crate::gate::{self, Head, Passage};
 use crate::json::Members;
-use crate::options::Options;
-use crate::proxy::{Engine, next_outcome, report};
-use crate::session::{Forward, Session, Side};
+use crate::lines::next_outcome;
+use crate::options::{Options, RemoteServer};
+use crate::session::{Outcome, Session, Side};
+use crate::upstream::url::{Aside, Remote, Unread, error_chain, read_whole};
+use crate::wire::header::{LAST_EVENT_ID, METHOD, NAME, PROTOCOL_VERSION, SESSION_ID};
+use crate::wire::message::{ParamHeaders, Sent, header_value};
+use crate::wire::sse::{Event, Framed, Framer};
+use crate::wire::{EVENT_STREAM, answers, posting};
 
-const SESSION_ID: &str = "mcp-session-id";
-const PROTOCOL_VERSION: &str = "mcp-protocol-version";
-const LAST_EVENT_ID: &str = "last-event-id";
+/// How many requests the client may have in flight at once; its next waits until one is
+/// answered.
+const MAX_FLIGHTS: usize = 256;
+
+/// How many lines for the client's stdout may wait to be written: past them, reading the
+/// upstream waits for the client to read.
+const OUT_LINES: usize = 64;
 
 /// What reading one response came to.
 #[derive(Debug, Default)]
@@ -67,7 +74,9 @@ struct Link {
     session: Session,
     limit: usize,
     /// Lines for the client's stdout.
-    out: std_mpsc::Sender<Vec<u8>>,
+    out: mpsc::Sender<Vec<u8>>,
+    /// The proxy's own answers to the upstream's requests, on their way.
+    aside: Aside,
     state: Mutex<LinkState>,
 }
 
@@ -88,29 +97,40 @@ struct LinkState {
 }
 
 /// Serves the stdio client on this process's stdin and stdout until it leaves.
-pub(crate) async fn serve(options: &Options, engine: &Engine, remote: Arc<Remote>) -> ExitCode {
-    crate::proxy::widen_pipe(&std::io::stdin());
-    crate::proxy::widen_pipe(&std::io::stdout());
-    let (out, lines) = std_mpsc::channel::<Vec<u8>>();
-    thread::spawn(move || write_lines(&lines));
+pub(crate) async fn serve(options: &Options, server: &RemoteServer) -> ExitCode {
+    let engine = match Engine::open(options) {
+        Ok(engine) => engine,
+        Err(code) => return code,
+    };
+    let remote = match Remote::new(server) {
+        Ok(remote) => Arc::new(remote),
+        Err(problem) => {
+            report(&engine.session(), &problem);
+            return ExitCode::from(2);
+        }
+    };
+    let (input, output) = crate::front::stdio::client();
+    let (out, lines) = mpsc::channel::<Vec<u8>>(OUT_LINES);
+    thread::spawn(move || write_lines(&output, lines));
     let link = Arc::new(Link {
         remote,
         session: engine.session(),
         limit: options.max_message_bytes(),
         out,
+        aside: Aside::default(),
         state: Mutex::new(LinkState::default()),
     });
     let (sent, mut to_send) = mpsc::channel::<Vec<u8>>(16);
     let reader = link.clone();
-    thread::spawn(move || read_client(&reader, &sent));
+    thread::spawn(move || read_client(&reader, input, &sent));
 
     let mut flights = JoinSet::new();
     // Watched from here on: a signal stream made anew on each turn would miss a signal that
     // came between two.
-    let mut signal = std::pin::pin!(signalled());
+    let mut signal = std::pin::pin!(crate::signals::signalled());
     let code = loop {
         tokio::select! {
-            message = to_send.recv() => match message {
+            message = to_send.recv(), if flights.len() < MAX_FLIGHTS => match message {
                 Some(message) => link.dispatch(message, &mut flights).await,
                 None => break None,
             },
@@ -138,19 +158,40 @@ fn cancelled_id(message: &[u8]) -> Option<Box<RawValue>> {
 }
 
 /// Writes each line to stdout, flushed, until the channel closes or the client stops reading.
-fn write_lines(lines: &std_mpsc::Receiver<Vec<u8>>) {
-    let mut stdout = std::io::stdout().lock();
-    for mut line in lines {
-        if crate::proxy::write_line(&mut stdout, &mut line).is_err() {
+fn write_lines(stdout: &std::io::Stdout, mut lines: mpsc::Receiver<Vec<u8>>) {
+    let mut stdout = stdout.lock();
+    while let Some(mut line) = lines.blocking_recv() {
+        if crate::lines::write_line(&mut stdout, &mut line).is_err() {
             return;
         }
     }
 }
 
+/// Where a client line's outcome goes: on to the upstream's queue, back to stdout.
+struct FromClient<'a> {
+    line: &'a [u8],
+    upstream: &'a mpsc::Sender<Vec<u8>>,
+    out: &'a mpsc::Sender<Vec<u8>>,
+}
+
+impl Deliver for FromClient<'_> {
+    fn as_it_came(&mut self) -> bool {
+        self.upstream.blocking_send(self.line.to_vec()).is_ok()
+    }
+
+    fn onward(&mut self, message: Vec<u8>) -> bool {
+        self.upstream.blocking_send(message).is_ok()
+    }
+
+    fn back(&mut self, message: Vec<u8>) {
+        let _ = self.out.blocking_send(message);
+    }
+}
+
 /// Reads the client's lines until its input ends: each goes through the session; what goes on
 /// is sent to `upstream`, what goes back is written to the client.
-fn read_client(proxy: &Link, upstream: &mpsc::Sender<Vec<u8>>) {
-    let mut reader = BufReader::with_capacity(1 << 16, std::io::stdin());
+fn read_client(proxy: &Link, input: std::io::Stdin, upstream: &mpsc::Sender<Vec<u8>>) {
+    let mut reader = BufReader::with_capacity(1 << 16, input);
     let mut line = Vec::new();
     while let Some(outcome) = next_outcome(
         &proxy.session,
@@ -159,56 +200,15 @@ fn read_client(proxy: &Link, upstream: &mpsc::Sender<Vec<u8>>) {
         &mut reader,
         &mut line,
     ) {
-        for note in &outcome.notes {
-            report(&proxy.session, note);
-        }
-        for reply in outcome.reply {
-            let _ = proxy.out.send(reply);
-        }
-        let onward = match outcome.forward {
-            Forward::AsIs => Some(line.clone()),
-            Forward::Rewritten(message) => Some(message),
-            Forward::Nothing => None,
+        let mut to = FromClient {
+            line: &line,
+            upstream,
+            out: &proxy.out,
         };
-        for message in onward.into_iter().chain(outcome.also) {
-            if upstream.blocking_send(message).is_err() {
-                return;
-            }
+        if !deliver(&proxy.session, outcome, &mut to) {
+            return;
         }
     }
-}
-
-/// The first of SIGTERM, SIGINT and SIGHUP, as the exit status it asks for (128 + its
-/// number); never, where there are no such signals.
-pub(crate) async fn signalled() -> u8 {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        let watched = [
-            (SignalKind::terminate(), 15),
-            (SignalKind::interrupt(), 2),
-            (SignalKind::hangup(), 1),
-        ];
-        let mut streams = Vec::new();
-        for (kind, number) in watched {
-            if let Ok(stream) = signal(kind) {
-                streams.push((stream, number));
-            }
-        }
-        if streams.is_empty() {
-            return std::future::pending().await;
-        }
-        let waits = streams.iter_mut().map(|(stream, number)| {
-            let number = *number;
-            Box::pin(async move {
-                stream.recv().await;
-                number
-            })
-        });
-        128 + futures_util::future::select_all(waits).await.0
-    }
-    #[cfg(not(unix))]
-    std::future::pending().await
 }
 
 impl Link {
@@ -243,10 +243,10 @@ impl Link {
         }
         let mut headers = self.json_headers();
         if let Some(method) = sent.method.as_deref().and_then(header_value) {
-            headers.insert("mcp-method", method);
+            headers.insert(METHOD, method);
         }
         if let Some(name) = sent.name.as_deref().and_then(header_value) {
-            headers.insert("mcp-name", name);
+            headers.insert(NAME, name);
         }
         if let (Some("tools/call"), Some(tool)) = (sent.method.as_deref(), sent.name.as_deref()) {
             let state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
@@ -361,7 +361,7 @@ impl Link {
             match self.remote.request(Method::GET, &headers).send().await {
                 Ok(response)
                     if response.status().is_success()
-                        && BodyKind::of(response.headers()) == BodyKind::EventStream =>
+                        && gate::head(response.status(), response.headers()) == Head::Events =>
                 {
                     let resumed = self.read_stream(response, initialize).await;
                     if resumed.events > 0 {
@@ -383,7 +383,7 @@ impl Link {
         });
         for id in &sent.requests {
             if let Some(error) = self.session.abandon(id, &why) {
-                let _ = self.out.send(error);
+                let _ = self.out.send(error).await;
             }
         }
     }
@@ -406,20 +406,18 @@ impl Link {
         initialize: bool,
         batch: bool,
     ) -> Read {
-        let kind = BodyKind::of(response.headers());
-        if kind == BodyKind::EventStream
-            && response.status().is_success()
-            && !compressed(response.headers())
-        {
+        let head = gate::head(response.status(), response.headers());
+        if head == Head::Events && response.status().is_success() {
             return self.read_stream(response, initialize).await;
         }
-        Read::failed_or_done(self.read_other(response, initialize, batch).await)
+        Read::failed_or_done(self.read_other(response, head, initialize, batch).await)
     }
 
     /// Reads a response that is not an event stream; what stopped it from answering.
     async fn read_other(
         &self,
         response: reqwest::Response,
+        head: Head,
         initialize: bool,
         batch: bool,
     ) -> Option<String> {
@@ -442,27 +440,23 @@ impl Link {
             self.note_once("expired", &why);
             return Some(why);
         }
-        if compressed(response.headers()) {
-            let why = "the upstream compressed its response though the proxy asked for none; \
-                       the proxy cannot fence what it cannot read"
-                .to_owned();
-            self.note_once("compressed", &why);
-            return Some(why);
-        }
-        let kind = BodyKind::of(response.headers());
-        match kind {
-            BodyKind::Json => self.read_json(response, initialize, batch).await,
-            BodyKind::Other if status.is_success() => None,
-            // An event stream of an error status: the stream itself is read by the caller.
-            BodyKind::EventStream | BodyKind::Other => Some(format!(
+        match head {
+            Head::Withheld(why) => {
+                self.note_once("withheld", why);
+                Some(why.to_owned())
+            }
+            Head::Json => self.read_json(response, initialize, batch).await,
+            // Nothing a client reads as messages: nothing for a stdio client.
+            Head::Inert if status.is_success() => None,
+            // An event stream of an error status is not read.
+            Head::Events | Head::Inert => Some(format!(
                 "the upstream {} answered {status}",
                 self.remote.url()
             )),
         }
     }
 
-    /// Reads a JSON response into the session, each of its [`answers`](super::answers) a line
-    /// of its own.
+    /// Reads a JSON response into the session, each of its [`answers`] a line of its own.
     async fn read_json(
         &self,
         response: reqwest::Response,
@@ -483,8 +477,8 @@ impl Link {
             return (!status.is_success())
                 .then(|| format!("the upstream {} answered {status}", self.remote.url()));
         }
-        for message in super::answers(&body, batch) {
-            self.upstream_message(message, initialize);
+        for message in answers(&body, batch) {
+            self.upstream_message(message, initialize, None).await;
         }
         (!status.is_success())
             .then(|| format!("the upstream {} answered {status}", self.remote.url()))
@@ -509,16 +503,16 @@ impl Link {
             };
             framer.feed(&chunk, &mut events);
             for framed in events.drain(..) {
-                self.framed(framed, initialize, &mut read);
+                self.framed(framed, initialize, &mut read).await;
             }
         }
         if let Some(framed) = framer.finish() {
-            self.framed(framed, initialize, &mut read);
+            self.framed(framed, initialize, &mut read).await;
         }
         read
     }
 
-    fn framed(&self, framed: Framed, initialize: bool, read: &mut Read) {
+    async fn framed(&self, framed: Framed, initialize: bool, read: &mut Read) {
         read.events += 1;
         match framed {
             Framed::Event(raw) => {
@@ -527,8 +521,11 @@ impl Link {
                     read.last_id =
                         Some(String::from_utf8_lossy(id).into_owned()).filter(|id| !id.is_empty());
                 }
-                if let Some(message) = event.message() {
-                    self.upstream_message(message, initialize);
+                // An event that is no message has nothing for a stdio client.
+                if let Passage::Read(outcome) = gate::event(&self.session, &event) {
+                    let message = event.message().unwrap_or_default();
+                    self.upstream_message(message, initialize, Some(outcome))
+                        .await;
                 }
             }
             Framed::Oversized(size) => report(
@@ -542,47 +539,36 @@ impl Link {
         }
     }
 
-    /// One message from the upstream: through the session, then to the client; what goes back
-    /// to the upstream is sent in a POST of its own.
-    fn upstream_message(&self, message: &[u8], initialize: bool) {
+    /// One message from the upstream, and what the gate read of it (`None`: not read yet, as
+    /// for each message of a JSON body): through the session, then to the client; what goes
+    /// back to the upstream is sent in a POST of its own.
+    async fn upstream_message(&self, message: &[u8], initialize: bool, read: Option<Outcome>) {
         if initialize {
             self.keep_protocol(message);
         }
-        let outcome = self.session.upstream_line(message);
-        for note in &outcome.notes {
-            report(&self.session, note);
-        }
-        if !matches!(outcome.forward, Forward::Nothing) {
+        let outcome = read.unwrap_or_else(|| gate::message(&self.session, message));
+        let mut replies = Vec::new();
+        let onward = collected(&self.session, outcome, message, |reply| replies.push(reply));
+        if !onward.is_empty() {
             let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
             state.params.learn(message);
         }
-        match outcome.forward {
-            Forward::AsIs => {
-                let _ = self.out.send(message.to_vec());
-            }
-            Forward::Rewritten(message) => {
-                let _ = self.out.send(message);
-            }
-            Forward::Nothing => {}
+        for line in onward {
+            let _ = self.out.send(line).await;
         }
-        for message in outcome.also {
-            let _ = self.out.send(message);
-        }
-        for reply in outcome.reply {
+        for reply in replies {
             let request = self
                 .remote
                 .request(Method::POST, &self.json_headers())
                 .body(reply);
-            tokio::spawn(async move {
-                let _ = request.send().await;
-            });
+            self.aside.send(request).await;
         }
     }
 
     /// The headers of a JSON-RPC POST in the session.
     fn json_headers(&self) -> HeaderMap {
         let mut headers = self.session_headers();
-        super::posting(&mut headers);
+        posting(&mut headers);
         headers
     }
 
@@ -634,7 +620,7 @@ impl Link {
             match response {
                 Ok(response)
                     if response.status().is_success()
-                        && BodyKind::of(response.headers()) == BodyKind::EventStream =>
+                        && gate::head(response.status(), response.headers()) == Head::Events =>
                 {
                     failures = 0;
                     let read = self.read_stream(response, false).await;
@@ -660,16 +646,4 @@ impl Link {
         let request = self.remote.request(Method::DELETE, &headers).send();
         let _ = tokio::time::timeout(Duration::from_secs(2), request).await;
     }
-}
-
-/// An error and its causes, as one line: reqwest's own says only "error sending request".
-pub(crate) fn error_chain(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }

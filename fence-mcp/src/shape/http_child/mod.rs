@@ -1,4 +1,4 @@
-//! An HTTP client and a stdio server (`fence mcp --listen ADDR -- COMMAND…`): the proxy is the
+//! HTTP front, child upstream (`fence mcp --listen ADDR -- COMMAND…`): the proxy is the
 //! Streamable HTTP server, and each session is a server process of its own.
 //!
 //! A POST without `Mcp-Session-Id` whose message is `initialize` starts a session in the
@@ -12,11 +12,18 @@
 //! stream (when the client accepts one) that ends once every request in the POST is
 //! answered, or else one JSON body. What the server says of its own accord (its requests,
 //! notifications) goes to the session's GET stream when one is open, else to a POST stream
-//! still open, else waits (up to a thousand messages) for the next GET stream.
+//! still open, else waits (up to a thousand messages) for the next GET stream. A stream its
+//! client does not read holds up the server's output once [`STREAM_MESSAGES`] wait on it, as a
+//! stdio client that does not read holds up a stdio server.
+//!
+//! At most [`MAX_SESSIONS`] sessions (so processes) run at once; past them, an `initialize`
+//! is refused with 503. Every process a session started is ended by the one path that ends a
+//! child server ([`crate::upstream::child::end`]), and, with the subreaper, what it left
+//! outside its process group is reaped while the proxy runs and ended when it stops.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::io::BufReader;
-use std::process::Child;
+use std::process::{Child, ExitCode};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread;
@@ -27,30 +34,68 @@ use http::{HeaderValue, Method, Request, Response, StatusCode};
 use hyper::body::Incoming;
 use tokio::sync::mpsc;
 
-use super::front::{Body, Front, json_response, read_body, refusal, streamed};
-use super::message::{
-    Renumbered, Replaced, Sent, progress_token, subscription_id, with_id, with_progress_token,
-};
-use super::sse::message_event;
-use crate::json::Members;
-use crate::options::Options;
-use crate::proxy::{Engine, Sink, kill, next_outcome, report, spawn, terminate, widen_pipe};
-use crate::session::{Forward, Session, Side};
+mod routes;
 
-const SESSION_ID: &str = "mcp-session-id";
+use routes::{Hop, Route, Routed, Routes, answer_id};
+
+use crate::engine::{Deliver, Engine, collected, deliver, report};
+use crate::front::http::{
+    Backend, Body, Listening, empty, json_response, read_body, refusal, streamed,
+};
+use crate::lines::{Sink, next_outcome};
+use crate::options::{ChildServer, HttpFront, Options};
+use crate::session::{Session, Side};
+use crate::upstream::child::{self, Stage};
+use crate::upstream::reaper::{Reaper, Swept};
+use crate::wire::header::SESSION_ID;
+use crate::wire::message::{Renumbered, Sent, with_id};
+use crate::wire::sse::message_event;
+use crate::wire::{EVENT_STREAM, joined};
+
+/// How many sessions, each a server process, run at once.
+pub(crate) const MAX_SESSIONS: usize = 256;
+
+/// How many messages may wait on one stream for its client to read them.
+pub(crate) const STREAM_MESSAGES: usize = 256;
+
+/// Serves the HTTP front in front of a stdio server per session until a signal ends the
+/// proxy; then ends every server, and what they left behind.
+pub(crate) async fn serve(options: &Options, front: &HttpFront, server: &ChildServer) -> ExitCode {
+    let engine = match Engine::open(options) {
+        Ok(engine) => Arc::new(engine),
+        Err(code) => return code,
+    };
+    let voice = engine.session();
+    let (reaper, trouble) = Reaper::start(server.subreaper());
+    if let Some(trouble) = trouble {
+        report(&voice, &trouble);
+    }
+    let children = Arc::new(Children::new(engine, options, server, reaper));
+    crate::front::http::serve(front, options.max_message_bytes(), voice, children).await
+}
 
 /// How long a session no request has named is kept.
 const IDLE: Duration = Duration::from_secs(60 * 60);
 
-/// Messages of the server's own kept for a GET stream that is not open yet.
-const BACKLOG: usize = 1000;
-
 /// The stdio servers behind the front, one per session.
 pub(crate) struct Children {
     engine: Arc<Engine>,
-    options: Options,
+    server: ChildServer,
+    grace: Duration,
+    limit: usize,
+    reaper: Arc<Mutex<Option<Reaper>>>,
     sessions: Mutex<HashMap<String, Arc<Server>>>,
     stateless: Mutex<Option<Arc<Server>>>,
+}
+
+impl Backend for Children {
+    async fn handle(&self, request: Request<Incoming>, front: &Listening) -> Response<Body> {
+        Children::handle(self, request, front).await
+    }
+
+    fn end(&self) {
+        self.end_all();
+    }
 }
 
 /// One server process and its session.
@@ -58,6 +103,7 @@ struct Server {
     session: Session,
     input: Arc<Sink<std::process::ChildStdin>>,
     process: Mutex<Child>,
+    reaper: Arc<Mutex<Option<Reaper>>>,
     routes: Mutex<Routes>,
     used: Mutex<Instant>,
     /// The stateless era's server, whose streams' closing cancels their requests, and whose
@@ -67,45 +113,25 @@ struct Server {
     last_id: AtomicU64,
 }
 
-#[derive(Default)]
-struct Routes {
-    /// Where the answer to each waiting request goes, by its id's exact JSON (as the server
-    /// knows it).
-    waiting: HashMap<String, Route>,
-    /// The session's GET stream, when open.
-    listener: Option<mpsc::UnboundedSender<Vec<u8>>>,
-    backlog: VecDeque<Vec<u8>>,
-    /// The server closed its output.
-    gone: bool,
-}
-
-/// The response a request's answer goes back on.
-struct Route {
-    sender: mpsc::UnboundedSender<Routed>,
-    /// Whether it is an event stream, which may carry the server's other messages too.
-    stream: bool,
-    /// What the client wrote, when the proxy gave the request an id of its own.
-    original: Option<Replaced>,
-}
-
-/// A message on its way to a POST's response.
-struct Routed {
-    /// The id (as the server knows it) of the request it answers, if it is an answer.
-    answers: Option<String>,
-    message: Vec<u8>,
-}
-
 impl Children {
-    pub(crate) fn new(engine: Arc<Engine>, options: &Options) -> Children {
+    fn new(
+        engine: Arc<Engine>,
+        options: &Options,
+        server: &ChildServer,
+        reaper: Reaper,
+    ) -> Children {
         Children {
             engine,
-            options: options.clone(),
+            server: server.clone(),
+            grace: options.grace(),
+            limit: options.max_message_bytes(),
+            reaper: Arc::new(Mutex::new(Some(reaper))),
             sessions: Mutex::new(HashMap::new()),
             stateless: Mutex::new(None),
         }
     }
 
-    pub(crate) async fn handle(&self, request: Request<Incoming>, front: &Front) -> Response<Body> {
+    async fn handle(&self, request: Request<Incoming>, front: &Listening) -> Response<Body> {
         let (parts, body) = request.into_parts();
         let key = parts
             .headers
@@ -130,7 +156,15 @@ impl Children {
                     Some(server) => (server, None),
                     None => match self.start(&body) {
                         Ok(started) => started,
-                        Err(why) => {
+                        Err(Refused::Full) => {
+                            let why = format!(
+                                "{MAX_SESSIONS} sessions are running, as many as the proxy \
+                                 runs at once; end one (DELETE) or try again later"
+                            );
+                            report(&front.voice, &why);
+                            return refusal(StatusCode::SERVICE_UNAVAILABLE, -32000, &why);
+                        }
+                        Err(Refused::Failed(why)) => {
                             report(&front.voice, &why);
                             return refusal(StatusCode::BAD_GATEWAY, -32000, &why);
                         }
@@ -157,9 +191,9 @@ impl Children {
                         .lock()
                         .unwrap_or_else(PoisonError::into_inner)
                         .remove(&key);
-                    let grace = self.options.grace();
+                    let grace = self.grace;
                     tokio::task::spawn_blocking(move || server.end(grace));
-                    super::empty(StatusCode::NO_CONTENT)
+                    empty(StatusCode::NO_CONTENT)
                 }
                 _ => refusal(
                     StatusCode::METHOD_NOT_ALLOWED,
@@ -186,7 +220,7 @@ impl Children {
 
     /// The server for a POST that names no session: a new session's, for `initialize` (with
     /// the session's new id); the stateless one's for anything else.
-    fn start(&self, body: &[u8]) -> Result<(Arc<Server>, Option<String>), String> {
+    fn start(&self, body: &[u8]) -> Result<(Arc<Server>, Option<String>), Refused> {
         let initialize = Sent::read(body).method.as_deref() == Some("initialize");
         if !initialize {
             let mut stateless = self
@@ -196,13 +230,11 @@ impl Children {
             if let Some(server) = stateless.as_ref().filter(|server| !server.gone()) {
                 return Ok((server.clone(), None));
             }
-            let server = self.spawn(true)?;
+            let server = self.spawn(true).map_err(Refused::Failed)?;
             *stateless = Some(server.clone());
             return Ok((server, None));
         }
-        let server = self.spawn(false)?;
-        let id = session_id();
-        let grace = self.options.grace();
+        let grace = self.grace;
         let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
         let now = Instant::now();
         sessions.retain(|_, server| {
@@ -215,40 +247,44 @@ impl Children {
             }
             !idle && !server.gone()
         });
+        if sessions.len() >= MAX_SESSIONS {
+            return Err(Refused::Full);
+        }
+        let server = self.spawn(false).map_err(Refused::Failed)?;
+        let id = session_id();
         sessions.insert(id.clone(), server.clone());
         Ok((server, Some(id)))
     }
 
     fn spawn(&self, stateless: bool) -> Result<Arc<Server>, String> {
-        let mut child = spawn(&self.options).map_err(|err| {
-            format!(
-                "cannot start {:?}: {err}; check the command after `--`",
-                self.options.command()
-            )
-        })?;
-        let (Some(input), Some(output)) = (child.stdin.take(), child.stdout.take()) else {
-            unreachable!("both pipes were asked for")
+        let started = {
+            let reaper = self.reaper.lock().unwrap_or_else(PoisonError::into_inner);
+            let Some(reaper) = reaper.as_ref() else {
+                return Err("the proxy is stopping".to_owned());
+            };
+            child::start(&self.server, reaper)
         };
-        widen_pipe(&input);
-        widen_pipe(&output);
+        let started = started.map_err(|err| child::cannot_start(&self.server, &err).0)?;
+        let output = started.output;
         let server = Arc::new(Server {
             session: self.engine.session(),
-            input: Arc::new(Sink::new(input)),
-            process: Mutex::new(child),
+            input: Arc::new(Sink::new(started.input)),
+            process: Mutex::new(started.child),
+            reaper: self.reaper.clone(),
             routes: Mutex::new(Routes::default()),
             used: Mutex::new(Instant::now()),
             stateless,
             last_id: AtomicU64::new(0),
         });
         let reader = server.clone();
-        let limit = self.options.max_message_bytes();
+        let limit = self.limit;
         thread::spawn(move || reader.read(output, limit));
         Ok(server)
     }
 
-    /// Ends every server, when the proxy stops.
-    pub(crate) fn end_all(&self) {
-        let grace = self.options.grace();
+    /// Ends every server, when the proxy stops, then what they left behind.
+    fn end_all(&self) {
+        let grace = self.grace;
         let mut servers: Vec<Arc<Server>> = self
             .sessions
             .lock()
@@ -269,7 +305,27 @@ impl Children {
         for thread in ending {
             let _ = thread.join();
         }
+        let reaper = self
+            .reaper
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(Swept::Left(left)) = reaper.map(|reaper| reaper.end_all(grace)) {
+            eprintln!(
+                "fence mcp: {left} process(es) the servers left behind did not exit within {} \
+                 ms of SIGKILL; leaving them",
+                grace.as_millis()
+            );
+        }
     }
+}
+
+/// Why no server was found for a request.
+enum Refused {
+    /// As many sessions as the proxy runs are running.
+    Full,
+    /// The server could not be started, why.
+    Failed(String),
 }
 
 /// Whether a request's `Accept` takes an event stream.
@@ -281,7 +337,7 @@ fn accepts_stream(headers: &http::HeaderMap) -> bool {
         .flat_map(|value| value.split(','))
         .any(|kind| {
             let kind = kind.split(';').next().unwrap_or("").trim();
-            kind.eq_ignore_ascii_case(super::EVENT_STREAM) || kind == "*/*"
+            kind.eq_ignore_ascii_case(EVENT_STREAM) || kind == "*/*"
         })
 }
 
@@ -302,16 +358,6 @@ fn session_id() -> String {
             let _ = write!(id, "{byte:02x}");
             id
         })
-}
-
-impl Routed {
-    /// A message that answers none of the POST's requests.
-    fn other(message: Vec<u8>) -> Routed {
-        Routed {
-            answers: None,
-            message,
-        }
-    }
 }
 
 impl Server {
@@ -341,16 +387,11 @@ impl Server {
                 .unwrap_or(message)
         };
         let outcome = self.session.client_line(body);
-        for note in &outcome.notes {
-            report(&self.session, note);
-        }
-        let mut onward = match outcome.forward {
-            Forward::AsIs => Some(body.to_vec()),
-            Forward::Rewritten(message) => Some(message),
-            Forward::Nothing => None,
-        };
+        let mut replies = Vec::new();
+        let onward = collected(&self.session, outcome, body, |reply| replies.push(reply));
+        let mut onward = (!onward.is_empty()).then(|| joined(onward));
         let sent = onward.as_deref().map(Sent::read).unwrap_or_default();
-        let (answers, mut answered) = mpsc::unbounded_channel();
+        let (answers, mut answered) = mpsc::channel(STREAM_MESSAGES);
         {
             let mut routes = self.routes();
             for id in &sent.requests {
@@ -363,7 +404,7 @@ impl Server {
             }
         }
         drop(answers);
-        let mut first: Vec<_> = outcome.reply.into_iter().map(restored).collect();
+        let mut first: Vec<_> = replies.into_iter().map(restored).collect();
         if let Some(message) = onward.as_mut() {
             if !self.input.send(message) {
                 let why = format!(
@@ -382,7 +423,7 @@ impl Server {
             }
         }
         if sent.requests.is_empty() && first.is_empty() {
-            return super::empty(StatusCode::ACCEPTED);
+            return empty(StatusCode::ACCEPTED);
         }
         if !streams {
             let mut messages = first;
@@ -392,7 +433,7 @@ impl Server {
                     None => break,
                 }
             }
-            return json_response(StatusCode::OK, super::joined(messages));
+            return json_response(StatusCode::OK, joined(messages));
         }
         let (pieces, stream) = streamed();
         tokio::spawn(stream_answers(
@@ -406,7 +447,7 @@ impl Server {
         let mut response = Response::new(stream);
         response.headers_mut().insert(
             http::header::CONTENT_TYPE,
-            HeaderValue::from_static(super::EVENT_STREAM),
+            HeaderValue::from_static(EVENT_STREAM),
         );
         response.headers_mut().insert(
             http::header::CACHE_CONTROL,
@@ -417,18 +458,25 @@ impl Server {
 
     /// The session's GET stream: the server's own messages, from the backlog on.
     fn listen(&self) -> Response<Body> {
-        let (sender, mut received) = mpsc::unbounded_channel();
-        {
+        let (sender, mut received) = mpsc::channel::<Routed>(STREAM_MESSAGES);
+        let backlog: Vec<Vec<u8>> = {
             let mut routes = self.routes();
-            for message in routes.backlog.drain(..) {
-                let _ = sender.send(message);
-            }
             routes.listener = Some(sender);
-        }
+            routes.backlog.drain(..).collect()
+        };
         let (pieces, stream) = streamed();
         tokio::spawn(async move {
-            while let Some(message) = received.recv().await {
+            for message in backlog {
                 if pieces.send(message_event(&message).into()).await.is_err() {
+                    return;
+                }
+            }
+            while let Some(routed) = received.recv().await {
+                if pieces
+                    .send(message_event(&routed.message).into())
+                    .await
+                    .is_err()
+                {
                     return;
                 }
             }
@@ -436,7 +484,7 @@ impl Server {
         let mut response = Response::new(stream);
         response.headers_mut().insert(
             http::header::CONTENT_TYPE,
-            HeaderValue::from_static(super::EVENT_STREAM),
+            HeaderValue::from_static(EVENT_STREAM),
         );
         response
     }
@@ -448,20 +496,11 @@ impl Server {
         while let Some(outcome) =
             next_outcome(&self.session, limit, Side::Upstream, &mut reader, &mut line)
         {
-            for note in &outcome.notes {
-                report(&self.session, note);
-            }
-            for mut reply in outcome.reply {
-                self.input.send(&mut reply);
-            }
-            match outcome.forward {
-                Forward::AsIs => self.route(line.clone()),
-                Forward::Rewritten(message) => self.route(message),
-                Forward::Nothing => {}
-            }
-            for message in outcome.also {
-                self.route(message);
-            }
+            let mut to = Routing {
+                server: self,
+                line: &line,
+            };
+            deliver(&self.session, outcome, &mut to);
         }
         for error in self.session.upstream_gone() {
             self.route(error);
@@ -472,69 +511,24 @@ impl Server {
         routes.listener = None;
     }
 
-    /// Sends one message of the server's to where it belongs.
-    fn route(&self, message: Vec<u8>) {
-        let mut routes = self.routes();
-        if let Some(id) = answer_id(&message) {
-            if let Some(route) = routes.waiting.remove(&id) {
-                let message = match &route.original {
-                    Some(original) => with_id(&message, &original.id).unwrap_or(message),
-                    None => message,
-                };
-                let answers = Some(id);
-                let _ = route.sender.send(Routed { answers, message });
+    /// Sends one message of the server's to where it belongs, waiting while that stream's
+    /// client has [`STREAM_MESSAGES`] unread (never with the routes held).
+    fn route(&self, mut message: Vec<u8>) {
+        let mut hop = Hop::Answer;
+        loop {
+            let next = {
+                let mut routes = self.routes();
+                routes.next(&mut hop, message)
+            };
+            let Some((sender, routed, last)) = next else {
                 return;
-            }
-        }
-        // A stateless request's progress goes on its own stream with its client's token, and
-        // never to another client's stream (there is no other on which it is the client's).
-        let progress = progress_token(&message).and_then(|token| {
-            let route = routes.waiting.get(&token)?;
-            Some((route, route.original.as_ref()?.token.as_deref()?))
-        });
-        if let Some((route, token)) = progress {
-            if route.stream {
-                let message = with_progress_token(&message, token).unwrap_or(message);
-                let _ = route.sender.send(Routed::other(message));
-            }
-            return;
-        }
-        // A 2026-07-28 subscription's notification goes on its `subscriptions/listen` stream.
-        let message = match subscription_id(&message).and_then(|id| routes.waiting.get(&id)) {
-            Some(route) => {
-                let message = match &route.original {
-                    Some(original) => with_id(&message, &original.id).unwrap_or(message),
-                    None => message,
-                };
-                match route.sender.send(Routed::other(message)) {
-                    Ok(()) => return,
-                    Err(failed) => failed.0.message,
-                }
-            }
-            None => message,
-        };
-        let message = match &routes.listener {
-            Some(listener) => match listener.send(message) {
+            };
+            match sender.blocking_send(routed) {
                 Ok(()) => return,
-                Err(failed) => {
-                    routes.listener = None;
-                    failed.0
-                }
-            },
-            None => message,
-        };
-        routes.waiting.retain(|_, route| !route.sender.is_closed());
-        let message = match routes.waiting.values().find(|route| route.stream) {
-            Some(route) => match route.sender.send(Routed::other(message)) {
-                Ok(()) => return,
-                Err(failed) => failed.0.message,
-            },
-            None => message,
-        };
-        if routes.backlog.len() == BACKLOG {
-            routes.backlog.pop_front();
+                Err(_) if last => return,
+                Err(failed) => message = failed.0.message,
+            }
         }
-        routes.backlog.push_back(message);
     }
 
     /// Ends the server: its input closed, then SIGTERM and SIGKILL to its process group, each
@@ -542,21 +536,17 @@ impl Server {
     fn end(&self, grace: Duration) {
         self.input.close();
         let mut process = self.process.lock().unwrap_or_else(PoisonError::into_inner);
-        for step in 0..3 {
-            let deadline = Instant::now() + grace;
-            while Instant::now() < deadline {
-                if !matches!(process.try_wait(), Ok(None)) {
-                    kill(&mut process);
-                    return;
-                }
-                thread::sleep(Duration::from_millis(10));
-            }
-            match step {
-                0 => terminate(&mut process),
-                _ => kill(&mut process),
-            }
+        let wait = |poll| {
+            thread::sleep(poll);
+            false
+        };
+        child::end(&mut process, grace, Stage::Wait, wait, |note| {
+            report(&self.session, note);
+        });
+        let reaper = self.reaper.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(reaper) = reaper.as_ref() {
+            reaper.forget(process.id());
         }
-        let _ = process.wait();
     }
 }
 
@@ -565,7 +555,7 @@ impl Server {
 /// which in the stateless 2026-07-28 protocol cancels the requests still waiting.
 async fn stream_answers(
     first: Vec<Vec<u8>>,
-    mut answered: mpsc::UnboundedReceiver<Routed>,
+    mut answered: mpsc::Receiver<Routed>,
     pieces: mpsc::Sender<Bytes>,
     requests: Vec<Box<serde_json::value::RawValue>>,
     input: Arc<Sink<std::process::ChildStdin>>,
@@ -609,13 +599,24 @@ async fn stream_answers(
     }
 }
 
-/// The id of an answer (a message with an `id` and no `method`), as its exact JSON.
-fn answer_id(message: &[u8]) -> Option<String> {
-    let text = std::str::from_utf8(message).ok()?;
-    let raw: &serde_json::value::RawValue = serde_json::from_str(text).ok()?;
-    let members = Members::of(raw)?;
-    if members.one("method").ok()?.is_some() {
-        return None;
+/// Where the outcome of one of the server's lines goes: on to its stream, back to the server.
+struct Routing<'a> {
+    server: &'a Server,
+    line: &'a [u8],
+}
+
+impl Deliver for Routing<'_> {
+    fn as_it_came(&mut self) -> bool {
+        self.server.route(self.line.to_vec());
+        true
     }
-    Some(members.one("id").ok()??.get().to_owned())
+
+    fn onward(&mut self, message: Vec<u8>) -> bool {
+        self.server.route(message);
+        true
+    }
+
+    fn back(&mut self, mut message: Vec<u8>) {
+        self.server.input.send(&mut message);
+    }
 }

@@ -11,6 +11,8 @@
 //! reaps it, so no signal can reach an unrelated process; and each child killed hands its own
 //! children to the subreaper, so the next round finds them.
 
+use std::io;
+use std::process::{Child, Command};
 use std::time::Duration;
 
 /// The subreaper attribute, the thread reaping adopted processes, and what to restore.
@@ -31,9 +33,11 @@ pub(crate) enum Swept {
 }
 
 impl Reaper {
-    /// Makes the proxy's process a child subreaper when `enabled` (on Linux): call before the
-    /// upstream is spawned, so that none of its descendants can escape before. When it cannot
-    /// be, the note says why, for stderr, and the proxy goes on without it.
+    /// Makes the proxy's process a child subreaper when `enabled` (on Linux), and from then on
+    /// reaps every child of it that exits, other than the servers [`Reaper::spawn`] started
+    /// (whose `Child` reaps them). Call it before any server is started, so that none of its
+    /// descendants can escape before. When it cannot be, the note says why, for stderr, and
+    /// the proxy goes on without it.
     pub(crate) fn start(enabled: bool) -> (Reaper, Option<String>) {
         #[cfg(target_os = "linux")]
         {
@@ -41,11 +45,16 @@ impl Reaper {
                 return (Reaper { linux: None }, None);
             }
             match linux::Reaper::start() {
-                Ok(reaper) => (
+                Ok((reaper, trouble)) => (
                     Reaper {
                         linux: Some(reaper),
                     },
-                    None,
+                    trouble.map(|err| {
+                        format!(
+                            "cannot watch for SIGCHLD ({err}); what the upstream leaves behind \
+                             is reaped only when the proxy ends"
+                        )
+                    }),
                 ),
                 Err(err) => (
                     Reaper { linux: None },
@@ -63,24 +72,26 @@ impl Reaper {
         }
     }
 
-    /// From now on, reaps every child of the proxy's process that exits, other than the
-    /// upstream (`upstream`, whose `Child` reaps it).
-    pub(crate) fn watch(&mut self, upstream: u32) -> Option<String> {
+    /// Starts a server: the reaper leaves it to its `Child` until [`Reaper::forget`].
+    pub(crate) fn spawn(&self, command: &mut Command) -> io::Result<Child> {
         #[cfg(target_os = "linux")]
-        if let Some(reaper) = &mut self.linux {
-            return reaper.watch(upstream).err().map(|err| {
-                format!(
-                    "cannot watch for SIGCHLD ({err}); what the upstream leaves behind is \
-                     reaped only when the proxy ends"
-                )
-            });
+        if let Some(reaper) = &self.linux {
+            return reaper.spawn(command);
         }
-        let _ = upstream;
-        None
+        command.spawn()
     }
 
-    /// Once the upstream has ended: kills (SIGKILL) and reaps every child the proxy's process
-    /// has — which, as a subreaper, holds every process the upstream left running — until none
+    /// A server [`Reaper::spawn`] started has been reaped by its `Child`.
+    pub(crate) fn forget(&self, pid: u32) {
+        #[cfg(target_os = "linux")]
+        if let Some(reaper) = &self.linux {
+            reaper.forget(pid);
+        }
+        let _ = pid;
+    }
+
+    /// Once the servers have ended: kills (SIGKILL) and reaps every child the proxy's process
+    /// has — which, as a subreaper, holds every process the servers left running — until none
     /// is left, or `patience` has passed. Then restores the subreaper attribute.
     pub(crate) fn end_all(self, patience: Duration) -> Swept {
         #[cfg(target_os = "linux")]
@@ -94,49 +105,74 @@ impl Reaper {
 
 #[cfg(target_os = "linux")]
 mod linux {
+    use std::collections::HashSet;
     use std::io;
+    use std::process::{Child, Command};
+    use std::sync::{Arc, Mutex, PoisonError};
     use std::thread::{self, JoinHandle};
     use std::time::{Duration, Instant};
 
     use nix::sys::prctl;
     use nix::sys::signal::{Signal, kill};
-    use nix::sys::wait::{Id, WaitPidFlag, waitid, waitpid};
+    use nix::sys::wait::{WaitPidFlag, waitpid};
     use nix::unistd::{Pid, getpid};
 
     use super::Swept;
+
+    /// The servers' pids, which their `Child`s reap.
+    type Servers = Arc<Mutex<HashSet<i32>>>;
 
     #[derive(Debug)]
     pub(super) struct Reaper {
         /// Whether the process was a subreaper before: then it stays one.
         was_subreaper: bool,
+        servers: Servers,
         watcher: Option<(signal_hook::iterator::Handle, JoinHandle<()>)>,
     }
 
     impl Reaper {
-        pub(super) fn start() -> nix::Result<Reaper> {
+        /// A subreaper, and whether it cannot watch for SIGCHLD (it then reaps at the end only).
+        pub(super) fn start() -> nix::Result<(Reaper, Option<io::Error>)> {
             let was_subreaper = prctl::get_child_subreaper()?;
             if !was_subreaper {
                 prctl::set_child_subreaper(true)?;
             }
-            Ok(Reaper {
+            let mut reaper = Reaper {
                 was_subreaper,
+                servers: Servers::default(),
                 watcher: None,
-            })
+            };
+            let trouble = reaper.watch().err();
+            Ok((reaper, trouble))
         }
 
-        pub(super) fn watch(&mut self, upstream: u32) -> io::Result<()> {
-            let upstream = Pid::from_raw(i32::try_from(upstream).unwrap_or(i32::MAX));
+        fn watch(&mut self) -> io::Result<()> {
             let mut signals = signal_hook::iterator::Signals::new([signal_hook::consts::SIGCHLD])?;
             let handle = signals.handle();
+            let servers = self.servers.clone();
             let thread = thread::spawn(move || {
                 // Anything adopted before the watch began, then at each SIGCHLD.
-                reap_exited(upstream);
+                reap_exited(&servers);
                 for _ in &mut signals {
-                    reap_exited(upstream);
+                    reap_exited(&servers);
                 }
             });
             self.watcher = Some((handle, thread));
             Ok(())
+        }
+
+        /// Spawns with the servers' set held, so the watcher cannot reap a server that exits
+        /// before its pid is in it.
+        pub(super) fn spawn(&self, command: &mut Command) -> io::Result<Child> {
+            let mut servers = self.servers.lock().unwrap_or_else(PoisonError::into_inner);
+            let child = command.spawn()?;
+            servers.insert(i32::try_from(child.id()).unwrap_or(i32::MAX));
+            Ok(child)
+        }
+
+        pub(super) fn forget(&self, pid: u32) {
+            let mut servers = self.servers.lock().unwrap_or_else(PoisonError::into_inner);
+            servers.remove(&i32::try_from(pid).unwrap_or(i32::MAX));
         }
 
         pub(super) fn end_all(mut self, patience: Duration) -> Swept {
@@ -179,17 +215,14 @@ mod linux {
         }
     }
 
-    /// Reaps every child that has exited, but `upstream`. `waitid` with `WNOWAIT` names a child
-    /// that has exited without reaping it, so the upstream's status is left to its `Child`;
-    /// when it is the one named, the rest wait for the next SIGCHLD or the end.
-    fn reap_exited(upstream: Pid) {
-        let peek = WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG | WaitPidFlag::WNOWAIT;
-        while let Ok(status) = waitid(Id::All, peek) {
-            match status.pid() {
-                Some(pid) if pid != upstream => {
-                    let _ = waitpid(pid, Some(WaitPidFlag::WNOHANG));
-                }
-                _ => break,
+    /// Reaps every child that has exited, but the servers, whose `Child`s reap them (and read
+    /// their status): each child of this process named in `/proc` is waited for without
+    /// blocking, the servers' set held so none is started meanwhile.
+    fn reap_exited(servers: &Servers) {
+        let servers = servers.lock().unwrap_or_else(PoisonError::into_inner);
+        for child in children() {
+            if !servers.contains(&child.as_raw()) {
+                let _ = waitpid(child, Some(WaitPidFlag::WNOHANG));
             }
         }
     }
@@ -239,19 +272,23 @@ mod linux {
         #[test]
         fn an_orphan_in_a_session_of_its_own_is_adopted_then_ended_and_the_attribute_restored() {
             assert!(!prctl::get_child_subreaper().unwrap());
-            let (mut reaper, trouble) = Reaper::start(true);
+            let (reaper, trouble) = Reaper::start(true);
             assert_eq!(trouble, None);
             assert!(prctl::get_child_subreaper().unwrap());
 
-            let mut launcher = Command::new("sh")
-                .args([
-                    "-c",
-                    "setsid sleep 300 </dev/null >/dev/null 2>&1 & echo $!",
-                ])
-                .stdout(Stdio::piped())
-                .spawn()
+            // It leaves one orphan that lives, and one that exits at once: the watcher reaps
+            // that one, and leaves the launcher's status to its `Child`.
+            let mut launcher = reaper
+                .spawn(
+                    Command::new("sh")
+                        .args([
+                            "-c",
+                            "setsid sh -c 'exit 0' </dev/null >/dev/null 2>&1 & \
+                             setsid sleep 300 </dev/null >/dev/null 2>&1 & echo $!",
+                        ])
+                        .stdout(Stdio::piped()),
+                )
                 .unwrap();
-            assert_eq!(reaper.watch(launcher.id()), None);
             let mut said = String::new();
             launcher
                 .stdout
@@ -260,6 +297,15 @@ mod linux {
                 .read_to_string(&mut said)
                 .unwrap();
             assert!(launcher.wait().unwrap().success());
+            reaper.forget(launcher.id());
+            let deadline = std::time::Instant::now() + Duration::from_secs(5);
+            while super::children().len() > 1 {
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "the exited orphan is reaped"
+                );
+                std::thread::sleep(Duration::from_millis(10));
+            }
             let orphan: i32 = said.trim().parse().unwrap();
             let stat = std::fs::read_to_string(format!("/proc/{orphan}/stat")).unwrap();
             assert_eq!(

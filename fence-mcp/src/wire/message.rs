@@ -437,7 +437,10 @@ impl ParamHeaders {
                     serde_json::Value::Bool(_) | serde_json::Value::Number(_) => value.to_string(),
                     _ => return None,
                 };
-                Some((format!("mcp-param-{header}"), header_value(&text)?))
+                Some((
+                    format!("{}{header}", super::header::PARAM_PREFIX),
+                    header_value(&text)?,
+                ))
             })
             .collect()
     }

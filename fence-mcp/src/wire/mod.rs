@@ -1,27 +1,25 @@
-//! Streamable HTTP on either side of the proxy: the upstream reached at a URL (`--url`), the
-//! client served at `http://ADDR/mcp` (`--listen`), or both.
-//!
-//! One engine for every shape: each JSON-RPC message, whichever transport carried it, goes
-//! through the same [`Session`](crate::session::Session) as a stdio line does, keyed by what
-//! its request asked and never by a header. A JSON body is one message (or a batch); a
-//! `text/event-stream` body is read event by event ([`sse`]), each `message` event's data a
-//! message, rewritten and flushed as it arrives.
+//! Streamable HTTP as both halves speak it: the media types and headers the proxy reads, the
+//! messages of a JSON body, server-sent events ([`sse`]), and what the proxy reads of the
+//! messages it sends ([`message`]). No I/O here: the front serves, the upstream requests.
 
-use std::process::ExitCode;
-use std::sync::Arc;
-
-use crate::options::Options;
-use crate::proxy::{Engine, report};
-
-mod child;
-mod front;
-mod message;
-mod remote;
-mod reverse;
+pub(crate) mod message;
 pub(crate) mod sse;
-mod stdio_front;
 
-pub(crate) use remote::Remote;
+/// The headers of Streamable HTTP the proxy reads or writes, by name.
+pub(crate) mod header {
+    /// The session a request belongs to, as the server named it.
+    pub(crate) const SESSION_ID: &str = "mcp-session-id";
+    /// The protocol version the session negotiated.
+    pub(crate) const PROTOCOL_VERSION: &str = "mcp-protocol-version";
+    /// The last event a client received on a stream it resumes.
+    pub(crate) const LAST_EVENT_ID: &str = "last-event-id";
+    /// The 2026-07-28 protocol's repetition of a request's method.
+    pub(crate) const METHOD: &str = "mcp-method";
+    /// The 2026-07-28 protocol's repetition of a request's name, URI or task id.
+    pub(crate) const NAME: &str = "mcp-name";
+    /// The prefix of the 2026-07-28 protocol's headers repeating a tool's arguments.
+    pub(crate) const PARAM_PREFIX: &str = "mcp-param-";
+}
 
 /// The media types the proxy reads.
 pub(crate) const JSON: &str = "application/json";
@@ -65,13 +63,6 @@ pub(crate) fn posting(headers: &mut http::HeaderMap) {
         http::header::ACCEPT,
         http::HeaderValue::from_static("application/json, text/event-stream"),
     );
-}
-
-/// An empty response with `status`.
-pub(crate) fn empty(status: http::StatusCode) -> http::Response<front::Body> {
-    let mut response = http::Response::new(front::full(bytes::Bytes::new()));
-    *response.status_mut() = status;
-    response
 }
 
 /// Whether a body was sent compressed (`Content-Encoding` other than `identity`): the proxy
@@ -173,44 +164,4 @@ impl std::io::Read for ChannelReader {
         buf[..take].copy_from_slice(&self.current.split_to(take));
         Ok(take)
     }
-}
-
-/// Runs the proxy in the shape the options ask for, on a runtime of its own: one thread for
-/// the network, which no message crosses to another (the stdio sides read and write on
-/// threads of their own, as the stdio proxy does). A small call through a multi-threaded
-/// runtime took 5–10% longer, its tasks handing each message between threads.
-pub(crate) fn run(options: &Options) -> ExitCode {
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(err) => {
-            eprintln!("fence mcp: cannot start the async runtime: {err}");
-            return ExitCode::from(1);
-        }
-    };
-    let name = match options.url() {
-        Some(url) => remote::host_of(url),
-        None => crate::proxy::command_name(options.command()),
-    };
-    let engine = match Engine::open(options, name) {
-        Ok(engine) => Arc::new(engine),
-        Err(code) => return code,
-    };
-    let remote = match options.url().map(|url| Remote::new(url, options)) {
-        Some(Ok(remote)) => Some(Arc::new(remote)),
-        Some(Err(problem)) => {
-            report(&engine.session(), &problem);
-            return ExitCode::from(2);
-        }
-        None => None,
-    };
-    runtime.block_on(async move {
-        match (options.listen(), remote) {
-            (None, Some(remote)) => stdio_front::serve(options, &engine, remote).await,
-            (Some(addr), remote) => front::serve(options, addr, engine, remote).await,
-            (None, None) => unreachable!("only options with a URL or an address come here"),
-        }
-    })
 }

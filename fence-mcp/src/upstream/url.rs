@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use http::{HeaderMap, HeaderName, HeaderValue, Method};
 
-use crate::options::Options;
+use crate::options::RemoteServer;
 
 /// The MCP server at a URL.
 #[derive(Debug)]
@@ -25,8 +25,9 @@ pub(crate) fn host_of(url: &str) -> String {
 }
 
 impl Remote {
-    /// The upstream the options name; why not, when the URL or a header cannot be used.
-    pub(crate) fn new(url: &str, options: &Options) -> Result<Remote, String> {
+    /// The upstream at the server's URL; why not, when the URL or a header cannot be used.
+    pub(crate) fn new(server: &RemoteServer) -> Result<Remote, String> {
+        let url = server.url();
         let url = reqwest::Url::parse(url).map_err(|err| {
             format!("--url {url:?} is not a URL ({err}); give one such as https://example.com/mcp")
         })?;
@@ -37,7 +38,7 @@ impl Remote {
             ));
         }
         let mut headers = HeaderMap::new();
-        for (name, value) in options.headers() {
+        for (name, value) in server.headers() {
             let parsed = (
                 HeaderName::from_bytes(name.trim().as_bytes()),
                 HeaderValue::from_bytes(value.trim().as_bytes()),
@@ -73,7 +74,7 @@ impl Remote {
     pub(crate) fn request(&self, method: Method, headers: &HeaderMap) -> reqwest::RequestBuilder {
         let mut sent = HeaderMap::with_capacity(headers.len() + self.headers.len() + 2);
         for (name, value) in headers {
-            if super::hop_by_hop(name, headers)
+            if crate::wire::hop_by_hop(name, headers)
                 || name == http::header::HOST
                 || name == http::header::CONTENT_LENGTH
                 || name == http::header::ACCEPT_ENCODING
@@ -125,5 +126,57 @@ pub(crate) async fn read_whole(
             Ok(None) => return Ok(body),
             Err(err) => return Err(Unread::Broke(err)),
         }
+    }
+}
+
+/// An error and its causes, as one line: reqwest's own says only "error sending request".
+pub(crate) fn error_chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+/// How many requests of the proxy's own ([`Aside`]) may be on their way at once.
+const MAX_ASIDE: usize = 32;
+
+/// The requests the proxy sends the upstream on its own behalf (its answers to the upstream's
+/// requests, which the upstream acknowledges with an empty response): each on a task of its
+/// own, so reading the stream that asked goes on, at most [`MAX_ASIDE`] at once (the next
+/// waits for one to end), all ended with the shape.
+#[derive(Debug)]
+pub(crate) struct Aside {
+    tasks: std::sync::Mutex<tokio::task::JoinSet<()>>,
+    permits: std::sync::Arc<tokio::sync::Semaphore>,
+}
+
+impl Default for Aside {
+    fn default() -> Aside {
+        Aside {
+            tasks: std::sync::Mutex::default(),
+            permits: std::sync::Arc::new(tokio::sync::Semaphore::new(MAX_ASIDE)),
+        }
+    }
+}
+
+impl Aside {
+    /// Sends `request`, its response read and dropped.
+    pub(crate) async fn send(&self, request: reqwest::RequestBuilder) {
+        let Ok(permit) = self.permits.clone().acquire_owned().await else {
+            return;
+        };
+        let mut tasks = self
+            .tasks
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        while tasks.try_join_next().is_some() {}
+        tasks.spawn(async move {
+            let _ = request.send().await;
+            drop(permit);
+        });
     }
 }
