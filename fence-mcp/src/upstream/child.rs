@@ -30,7 +30,9 @@ pub(crate) fn start(server: &ChildServer, reaper: &Reaper) -> io::Result<Started
     std::os::unix::process::CommandExt::process_group(&mut command, 0);
     let mut child = reaper.spawn(&mut command)?;
     let (Some(input), Some(output)) = (child.stdin.take(), child.stdout.take()) else {
-        unreachable!("both pipes were asked for")
+        let _ = child.kill();
+        let _ = child.wait();
+        return Err(io::Error::other("the server's pipes were not made"));
     };
     widen_pipe(&input);
     widen_pipe(&output);
