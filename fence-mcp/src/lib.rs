@@ -56,14 +56,14 @@
 //!
 //! # Streamable HTTP
 //!
-//! With the `http` feature (on by default), either side may be HTTP: [`Options::remote`]
-//! proxies the server at a URL (with [`Options::with_header`] for a static token), and
-//! [`Options::with_listen`] serves the MCP endpoint at `http://ADDR/mcp` instead of stdio, in
+//! With the `http` feature (on by default), either side may be HTTP: a [`RemoteServer`] is
+//! the server at a URL (with [`RemoteServer::with_header`] for a static token), and an
+//! [`HttpFront`] serves the MCP endpoint at `http://ADDR/mcp` instead of stdio, in
 //! front of a remote server or of a stdio server it runs, one process per session. The same
 //! table applies to every JSON body and to every `message` event of an event stream, which is
 //! rewritten event by event with everything else in it kept byte for byte; headers pass
 //! through except the hop-by-hop ones. The front binds loopback addresses only unless
-//! [`Options::with_network_clients`] allows others, and refuses a `Host` or an `Origin` that
+//! [`HttpFront::with_network_clients`] allows others, and refuses a `Host` or an `Origin` that
 //! is not its own, against DNS rebinding. `docs/mcp-proxy.md` in the repository has the rules.
 //!
 //! # Pinning the upstream's definitions
@@ -134,7 +134,7 @@
 //!   SIGTERM, SIGINT and SIGHUP to the proxy do the same, skipping the first wait, and exit
 //!   with 128 + the signal's number.
 //! - **What the upstream started outside its process group** (a process that called `setsid`,
-//!   a daemon's double fork) is ended too on Linux with [`Options::with_subreaper`], which
+//!   a daemon's double fork) is ended too on Linux with [`ChildServer::with_subreaper`], which
 //!   `fence mcp` turns on: the proxy's process is then a child subreaper, so such a process is
 //!   re-parented to it when its parent exits; the proxy reaps those that exit during the
 //!   session, and once the upstream has ended kills (SIGKILL) and reaps every child its process
