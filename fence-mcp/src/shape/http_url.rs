@@ -50,6 +50,11 @@ pub(crate) async fn serve(options: &Options, front: &HttpFront, server: &RemoteS
     crate::front::http::serve(front, options.max_message_bytes(), voice, reverse).await
 }
 
+/// How many answered streams are read apart at once (so their connections can be used again),
+/// and for how long each at most.
+const MAX_DRAINS: usize = 64;
+const DRAIN_PATIENCE: Duration = Duration::from_secs(30);
+
 /// How many sessions are kept at once; past them, the one named least recently is forgotten.
 const MAX_SESSIONS: usize = 4096;
 
@@ -70,6 +75,8 @@ pub(crate) struct Reverse {
     sessions: Mutex<HashMap<Vec<u8>, Kept>>,
     /// The proxy's own answers to the upstream's requests, on their way.
     aside: Arc<Aside>,
+    /// The answered streams being read apart, so their connections can be used again.
+    drains: Arc<tokio::sync::Semaphore>,
 }
 
 impl Backend for Reverse {
@@ -85,6 +92,7 @@ impl Reverse {
             remote,
             sessions: Mutex::new(HashMap::new()),
             aside: Arc::new(Aside::default()),
+            drains: Arc::new(tokio::sync::Semaphore::new(MAX_DRAINS)),
         }
     }
 
@@ -246,6 +254,7 @@ impl Reverse {
                     framer: Framer::new(front.limit),
                     resumable: false,
                     replies: Vec::new(),
+                    drains: self.drains.clone(),
                 };
                 let body = relay.start(extra).await;
                 head.body(body).unwrap_or_else(|_| broken())
@@ -450,6 +459,8 @@ struct Relay {
     resumable: bool,
     /// The proxy's own answers to the upstream's requests in the stream, to be sent.
     replies: Vec<Vec<u8>>,
+    /// The streams being read apart once answered.
+    drains: Arc<tokio::sync::Semaphore>,
 }
 
 impl Relay {
@@ -564,9 +575,15 @@ impl Relay {
                 None => break,
             }
         }
+        // At most `MAX_DRAINS` at once: past them, the response is dropped, and with it its
+        // connection.
+        let Ok(permit) = self.drains.try_acquire_owned() else {
+            return;
+        };
         tokio::spawn(async move {
             let drain = async { while let Ok(Some(_)) = response.chunk().await {} };
-            let _ = tokio::time::timeout(Duration::from_secs(30), drain).await;
+            let _ = tokio::time::timeout(DRAIN_PATIENCE, drain).await;
+            drop(permit);
         });
     }
 
