@@ -134,12 +134,24 @@ impl Options {
     }
 
     /// The server the proxy fences.
+    ///
+    /// ```
+    /// use fence_mcp::{ChildServer, Options, Upstream};
+    /// let options = Options::new(ChildServer::new("npx"));
+    /// assert!(matches!(options.upstream(), Upstream::Child(server) if server.command() == "npx"));
+    /// ```
     #[must_use]
     pub fn upstream(&self) -> &Upstream {
         &self.upstream
     }
 
-    /// Where the proxy serves its client.
+    /// Where the proxy serves its client: stdio unless [`with_front`](Self::with_front) says
+    /// otherwise.
+    ///
+    /// ```
+    /// use fence_mcp::{ChildServer, Front, Options};
+    /// assert!(matches!(Options::new(ChildServer::new("npx")).front(), Front::Stdio));
+    /// ```
     #[must_use]
     pub fn front(&self) -> &Front {
         &self.front
@@ -162,6 +174,11 @@ impl Options {
     }
 
     /// The name given with [`with_name`](Self::with_name).
+    ///
+    /// ```
+    /// let options = fence_mcp::Options::new(fence_mcp::ChildServer::new("npx"));
+    /// assert_eq!(options.name(), None);
+    /// ```
     #[must_use]
     pub fn name(&self) -> Option<&str> {
         self.name.as_deref()
@@ -184,6 +201,12 @@ impl Options {
     }
 
     /// The size limit of a message, in bytes.
+    ///
+    /// ```
+    /// let options = fence_mcp::Options::new(fence_mcp::ChildServer::new("npx"));
+    /// assert_eq!(options.max_message_bytes(), 64 << 20);
+    /// assert_eq!(options.max_message_bytes(), fence_mcp::DEFAULT_MAX_MESSAGE_BYTES);
+    /// ```
     #[must_use]
     pub fn max_message_bytes(&self) -> usize {
         self.max_message_bytes
@@ -207,6 +230,11 @@ impl Options {
     }
 
     /// How long a side has to finish once the other has gone ([`DEFAULT_GRACE`] unless set).
+    ///
+    /// ```
+    /// let options = fence_mcp::Options::new(fence_mcp::ChildServer::new("npx"));
+    /// assert_eq!(options.grace(), fence_mcp::DEFAULT_GRACE);
+    /// ```
     #[must_use]
     pub fn grace(&self) -> Duration {
         self.grace
@@ -214,6 +242,13 @@ impl Options {
 
     /// What the proxy does with `structuredContent` (see [`StructuredContent`]): neutralise it
     /// (the default), or remove it with the tools' `outputSchema`.
+    ///
+    /// ```
+    /// use fence_mcp::{ChildServer, Options, StructuredContent};
+    /// let options = Options::new(ChildServer::new("server"))
+    ///     .with_structured_content(StructuredContent::Remove);
+    /// assert_eq!(options.structured_content(), StructuredContent::Remove);
+    /// ```
     #[must_use]
     pub fn with_structured_content(mut self, structured_content: StructuredContent) -> Options {
         self.structured_content = structured_content;
@@ -221,6 +256,12 @@ impl Options {
     }
 
     /// What the proxy does with `structuredContent`.
+    ///
+    /// ```
+    /// use fence_mcp::{ChildServer, Options, StructuredContent};
+    /// let options = Options::new(ChildServer::new("npx"));
+    /// assert_eq!(options.structured_content(), StructuredContent::Neutralise);
+    /// ```
     #[must_use]
     pub fn structured_content(&self) -> StructuredContent {
         self.structured_content
@@ -250,6 +291,11 @@ impl Options {
 
     /// The pin file and what a difference from it does, as given with
     /// [`with_pin`](Self::with_pin).
+    ///
+    /// ```
+    /// let options = fence_mcp::Options::new(fence_mcp::ChildServer::new("npx"));
+    /// assert_eq!(options.pin(), None);
+    /// ```
     #[must_use]
     pub fn pin(&self) -> Option<(&Path, PinMode)> {
         self.pin
@@ -275,6 +321,11 @@ impl Options {
     }
 
     /// Whether the pin file is updated with what the server says now.
+    ///
+    /// ```
+    /// let options = fence_mcp::Options::new(fence_mcp::ChildServer::new("npx"));
+    /// assert!(!options.pin_update());
+    /// ```
     #[must_use]
     pub fn pin_update(&self) -> bool {
         self.pin_update

@@ -55,6 +55,11 @@ impl ChildServer {
     }
 
     /// The server's arguments.
+    ///
+    /// ```
+    /// let server = fence_mcp::ChildServer::new("uvx").with_args(["mcp-server-fetch"]);
+    /// assert_eq!(server.args(), ["mcp-server-fetch"]);
+    /// ```
     #[must_use]
     pub fn with_args<I, A>(mut self, args: I) -> ChildServer
     where
@@ -97,12 +102,20 @@ impl ChildServer {
     }
 
     /// The server's command.
+    ///
+    /// ```
+    /// assert_eq!(fence_mcp::ChildServer::new("npx").command(), "npx");
+    /// ```
     #[must_use]
     pub fn command(&self) -> &OsStr {
         &self.command
     }
 
     /// The server's arguments.
+    ///
+    /// ```
+    /// assert!(fence_mcp::ChildServer::new("npx").args().is_empty());
+    /// ```
     #[must_use]
     pub fn args(&self) -> &[OsString] {
         &self.args
@@ -110,6 +123,10 @@ impl ChildServer {
 
     /// Whether the proxy ends what the server started outside its process group, as
     /// [`with_subreaper`](Self::with_subreaper) says.
+    ///
+    /// ```
+    /// assert!(!fence_mcp::ChildServer::new("npx").subreaper());
+    /// ```
     #[must_use]
     pub fn subreaper(&self) -> bool {
         self.subreaper
