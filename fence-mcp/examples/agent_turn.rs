@@ -8,8 +8,8 @@
 //! ```
 //!
 //! SERVER is any stdio MCP server with tools `fetch`, `embedded` and `fail`, such as this
-//! crate's test server: `cargo build -p fence-mcp --example mcp_test_server`, then
-//! `target/debug/examples/mcp_test_server`.
+//! repository's test server: `cargo build -p fence-mcp-harness --bin mcp_test_server`, then
+//! `target/debug/mcp_test_server`.
 
 use std::error::Error;
 

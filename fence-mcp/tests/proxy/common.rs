@@ -38,7 +38,7 @@ pub(crate) fn binaries() -> &'static Binaries {
             .arg("--workspace")
             .all_features()
             .bin("fence")
-            .example("mcp_test_server")
+            .bin("mcp_test_server")
             .example("agent_turn")
             .arg("--profile")
             .arg(PROFILE)

@@ -4,7 +4,6 @@
 //! One test binary, one module per concern, so the suite links once.
 
 mod agent_turn;
-mod bench;
 mod client;
 mod common;
 mod http_direct;

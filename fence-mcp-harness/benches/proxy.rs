@@ -1,0 +1,813 @@
+//! What a hop through `fence mcp` costs, against what a client would have without it and against
+//! the least any proxy costs, measured in one run so that every figure sees the same machine:
+//!
+//! ```text
+//! cargo bench -p fence-mcp-harness --bench proxy
+//! ```
+//!
+//! rmcp's own client calls the test server (`mcp_test_server`) directly and through the proxy:
+//!
+//! - **stdio**: small calls (`echo`) and 10 MB results (`big`), `fence mcp -- SERVER` against
+//!   the server on stdio;
+//! - **HTTP**: the same calls to the server's Streamable HTTP mode, through
+//!   `fence mcp --listen ADDR --url URL`, through the least HTTP proxy (hyper's server and
+//!   reqwest's client, as the proxy's, passing bodies on unread, in a process of its own) and
+//!   through a byte relay (a process that copies bytes), every client keeping its connection
+//!   (a pooling reqwest client: rmcp's default opens a connection per request);
+//! - **50 clients at once**, 200 small calls each, through the proxy and through the least HTTP
+//!   proxy;
+//! - **memory**: the proxy's peak resident set (`VmHWM`, its own process, not the server's)
+//!   after the 10 MB results, in each shape: stdio, `--listen --url`, and `--url` (a stdio
+//!   client, the server over HTTP).
+//!
+//! Small calls are made in rounds of 50 per path, the paths interleaved, and judged round by
+//! round: a floor on an added time holds the median of the rounds' differences of p50s. The
+//! benchmark ends with one line per floor, `floor NAME measured=… limit=… ok|MISS`, and exits 1
+//! when one is missed. Under `cargo test` (CI runs each benchmark once so it cannot rot) it makes
+//! a few calls of each kind and judges nothing.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use rmcp::ServiceExt;
+use rmcp::model::{CallToolRequestParams, JsonObject};
+use rmcp::service::{RoleClient, RunningService};
+use serde_json::json;
+
+/// rmcp's client, on any transport.
+type Client = RunningService<RoleClient, ()>;
+
+/// How much each measurement does: the full run, or `cargo test`'s look that it still runs.
+#[derive(Clone, Copy, Debug)]
+struct Scale {
+    /// Rounds of small calls, each of `ROUND` calls per path.
+    rounds: usize,
+    big_calls: usize,
+    big_bytes: u64,
+    clients: usize,
+    calls_per_client: usize,
+    /// Rounds of the concurrent measurement, each through the proxy and the least proxy.
+    concurrent_rounds: usize,
+    judged: bool,
+}
+
+const FULL: Scale = Scale {
+    rounds: 40,
+    big_calls: 20,
+    big_bytes: 10_000_000,
+    clients: 50,
+    calls_per_client: 200,
+    concurrent_rounds: 5,
+    judged: true,
+};
+
+const LOOK: Scale = Scale {
+    rounds: 2,
+    big_calls: 2,
+    big_bytes: 1_000_000,
+    clients: 4,
+    calls_per_client: 5,
+    concurrent_rounds: 1,
+    judged: false,
+};
+
+/// Small calls per path per round.
+const ROUND: usize = 50;
+
+/// How long a process is waited for before the run fails.
+const PATIENCE: Duration = Duration::from_secs(60);
+
+/// Where a relay started by [`apart`] sends what it receives: an `http://` URL.
+const RELAY_TARGET: &str = "FENCE_BENCH_RELAY_TARGET";
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let Ok(target) = std::env::var(RELAY_TARGET) {
+        match args.first().map(String::as_str) {
+            Some("--least-http-proxy") => relays::least_http_proxy(&target),
+            Some("--byte-relay") => relays::byte_relay(&target),
+            _ => {}
+        }
+    }
+    // `cargo bench` passes `--bench`; `cargo test` does not.
+    let scale = if args.iter().any(|arg| arg == "--bench") {
+        FULL
+    } else {
+        LOOK
+    };
+    if scale.judged && cfg!(debug_assertions) {
+        eprintln!("a debug build: the figures mean little; `cargo bench` builds in release");
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let floors = runtime.block_on(run(scale));
+    println!();
+    let mut missed = false;
+    for floor in &floors {
+        if scale.judged {
+            println!("{floor}");
+            missed |= !floor.met();
+        } else {
+            println!(
+                "{} (not judged: a few calls under `cargo test`)",
+                floor.figures()
+            );
+        }
+    }
+    if missed {
+        std::process::exit(1);
+    }
+}
+
+async fn run(scale: Scale) -> Vec<Floor> {
+    let binaries = binaries::build();
+    let mut floors = Vec::new();
+    stdio(&binaries, scale, &mut floors).await;
+    http(&binaries, scale, &mut floors).await;
+    floors
+}
+
+/// stdio: the server directly and through `fence mcp -- SERVER`.
+async fn stdio(binaries: &binaries::Binaries, scale: Scale, floors: &mut Vec<Floor>) {
+    let direct = stdio_client(Command::new(&binaries.server)).await;
+    let mut proxy = Command::new(&binaries.fence);
+    proxy.arg("mcp").arg("--").arg(&binaries.server);
+    let (proxied, proxy_pid) = stdio_client(proxy).await;
+    let (direct, _) = direct;
+    warm(&[&direct, &proxied]).await;
+
+    let rounds = small_rounds(scale, [&direct, &proxied]).await;
+    let mut table = Table::new("stdio");
+    table.row("small call, direct", &rounds[0]);
+    table.row("small call, through fence mcp", &rounds[1]);
+    let big = big_calls(scale, [&direct, &proxied]).await;
+    table.row("10 MB result, direct", &big[0]);
+    table.row("10 MB result, through fence mcp", &big[1]);
+    table.print();
+
+    floors.push(Floor::at_most(
+        "stdio-small-p50-added",
+        added_per_round(&rounds[1], &rounds[0]),
+        Duration::from_micros(60),
+    ));
+    floors.push(Floor::ratio_at_most(
+        "stdio-10mb-p50-ratio",
+        median(&big[1]).as_secs_f64() / median(&big[0]).as_secs_f64(),
+        1.15,
+    ));
+    floors.push(peak_memory("stdio-peak-memory", proxy_pid, scale));
+    drop(proxied);
+}
+
+/// HTTP: the server's Streamable HTTP mode directly, through `fence mcp --listen --url`,
+/// through the least HTTP proxy and through a byte relay.
+async fn http(binaries: &binaries::Binaries, scale: Scale, floors: &mut Vec<Floor>) {
+    let mut server = Command::new(&binaries.server);
+    server.args(["--http", "127.0.0.1:0"]);
+    let (server, url) = announcing::spawn(server, announcing::On::Stdout);
+    let mut proxy = Command::new(&binaries.fence);
+    proxy.args(["mcp", "--listen", "127.0.0.1:0", "--url", &url]);
+    let (proxy, proxied_url) = announcing::spawn(proxy, announcing::On::Stderr);
+    let (least, least_url) = apart("--least-http-proxy", &url);
+    let (relay, relayed_url) = apart("--byte-relay", &url);
+
+    let direct = http_client(&url).await;
+    let proxied = http_client(&proxied_url).await;
+    let forwarded = http_client(&least_url).await;
+    let relayed = http_client(&relayed_url).await;
+    warm(&[&direct, &proxied, &forwarded, &relayed]).await;
+
+    let cpu = || [proxy.id(), least.id(), server.id()].map(cpu_time);
+    let before = cpu();
+    let rounds = small_rounds(scale, [&direct, &proxied, &forwarded, &relayed]).await;
+    let after = cpu();
+    let calls = u32::try_from(scale.rounds * ROUND).expect("a few calls");
+    let per_call = |process: usize| after[process].saturating_sub(before[process]) / calls;
+    let (proxy_cpu, least_cpu) = (per_call(0), per_call(1));
+
+    let big = big_calls(scale, [&direct, &proxied]).await;
+    let mut table = Table::new("Streamable HTTP, each client keeping its connection");
+    table.row("small call, direct", &rounds[0]);
+    table.row("small call, through fence mcp --listen --url", &rounds[1]);
+    table.row("small call, through the least HTTP proxy", &rounds[2]);
+    table.row("small call, through a byte relay", &rounds[3]);
+    table.row("10 MB result, direct", &big[0]);
+    table.row("10 MB result, through fence mcp --listen --url", &big[1]);
+    table.print();
+    println!(
+        "CPU per small call: fence mcp {proxy_cpu:?}, the least HTTP proxy {least_cpu:?}, \
+         the server {:?} (over four paths)",
+        per_call(2) / 4
+    );
+
+    floors.push(Floor::at_most(
+        "http-small-p50-added-to-least-proxy",
+        added_per_round(&rounds[1], &rounds[2]),
+        Duration::from_micros(25),
+    ));
+    floors.push(Floor::ratio_at_most(
+        "http-small-cpu-ratio-to-least-proxy",
+        proxy_cpu.as_secs_f64() / least_cpu.as_secs_f64(),
+        1.15,
+    ));
+    floors.push(Floor::ratio_at_most(
+        "http-10mb-p50-ratio",
+        median(&big[1]).as_secs_f64() / median(&big[0]).as_secs_f64(),
+        1.15,
+    ));
+    floors.push(peak_memory("http-peak-memory", proxy.id(), scale));
+
+    // The third shape, for its memory: a stdio client, the server over HTTP.
+    let mut via_url = Command::new(&binaries.fence);
+    via_url.args(["mcp", "--url", &url]);
+    let (via_url, via_url_pid) = stdio_client(via_url).await;
+    for _ in 0..scale.big_calls.min(3) {
+        call(&via_url, "big", json!({ "bytes": scale.big_bytes })).await;
+    }
+    floors.push(peak_memory("url-peak-memory", via_url_pid, scale));
+    drop(via_url);
+
+    let [throughput, p99] = concurrent(scale, &proxied_url, &least_url).await;
+    floors.push(Floor::ratio_at_least(
+        "http-concurrent-throughput-ratio-to-least-proxy",
+        throughput,
+        0.95,
+    ));
+    floors.push(Floor::ratio_at_most(
+        "http-concurrent-p99-ratio-to-least-proxy",
+        p99,
+        1.25,
+    ));
+    drop((server, proxy, least, relay));
+}
+
+/// `scale.clients` clients at once, `scale.calls_per_client` small calls each, through the
+/// proxy and through the least HTTP proxy, round by round: the medians of the rounds' ratios
+/// of throughput and of p99, proxy to least proxy.
+async fn concurrent(scale: Scale, proxied_url: &str, least_url: &str) -> [f64; 2] {
+    let mut proxied = Vec::new();
+    let mut least = Vec::new();
+    for _ in 0..scale.clients {
+        proxied.push(Arc::new(http_client(proxied_url).await));
+        least.push(Arc::new(http_client(least_url).await));
+    }
+    let (mut throughputs, mut p99s) = (Vec::new(), Vec::new());
+    let mut table = Table::new(&format!(
+        "{} clients at once, {} small calls each",
+        scale.clients, scale.calls_per_client
+    ));
+    for round in 0..scale.concurrent_rounds {
+        // Each goes first in every other round.
+        let (first, second) = if round % 2 == 0 {
+            (&least, &proxied)
+        } else {
+            (&proxied, &least)
+        };
+        let a = all_at_once(first, scale.calls_per_client).await;
+        let b = all_at_once(second, scale.calls_per_client).await;
+        let ((least_took, mut least_times), (proxied_took, mut proxied_times)) =
+            if round % 2 == 0 { (a, b) } else { (b, a) };
+        throughputs.push(least_took.as_secs_f64() / proxied_took.as_secs_f64());
+        least_times.sort_unstable();
+        proxied_times.sort_unstable();
+        p99s.push(
+            percentile(&proxied_times, 99).as_secs_f64()
+                / percentile(&least_times, 99).as_secs_f64(),
+        );
+        if round == 0 {
+            table.row("through the least HTTP proxy", &least_times);
+            table.row("through fence mcp --listen --url", &proxied_times);
+        }
+    }
+    table.print();
+    [median_f64(&mut throughputs), median_f64(&mut p99s)]
+}
+
+/// Every client of `clients` making `calls` small calls at once: how long they all took, and
+/// every call's time.
+async fn all_at_once(clients: &[Arc<Client>], calls: usize) -> (Duration, Vec<Duration>) {
+    let start = Instant::now();
+    let mut tasks = tokio::task::JoinSet::new();
+    for client in clients {
+        let client = client.clone();
+        tasks.spawn(async move {
+            let mut times = Vec::with_capacity(calls);
+            for _ in 0..calls {
+                times.push(small_call(&client).await);
+            }
+            times
+        });
+    }
+    let mut times = Vec::with_capacity(clients.len() * calls);
+    while let Some(some) = tasks.join_next().await {
+        times.extend(some.expect("a client's calls"));
+    }
+    (start.elapsed(), times)
+}
+
+// ------------------------------------------------------------------------------------------
+// Calls, and the clients that make them.
+
+async fn call(client: &Client, tool: &str, arguments: serde_json::Value) -> Duration {
+    let serde_json::Value::Object(arguments) = arguments else {
+        unreachable!("the benchmark's arguments are objects")
+    };
+    let arguments: JsonObject = arguments;
+    let start = Instant::now();
+    let result = client
+        .call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments))
+        .await
+        .unwrap_or_else(|err| panic!("`{tool}` answers: {err}"));
+    let elapsed = start.elapsed();
+    assert!(!result.content.is_empty(), "`{tool}` returns content");
+    elapsed
+}
+
+async fn small_call(client: &Client) -> Duration {
+    call(client, "echo", json!({ "text": "hello" })).await
+}
+
+/// A hundred small calls on each client and one big, unmeasured, so that none is measured cold.
+async fn warm(clients: &[&Client]) {
+    for client in clients {
+        for _ in 0..100 {
+            small_call(client).await;
+        }
+        call(client, "big", json!({ "bytes": 1_000_000 })).await;
+    }
+}
+
+/// `scale.rounds` rounds of [`ROUND`] small calls on each client in turn: the times, client by
+/// client, in the order they were made.
+async fn small_rounds<const N: usize>(scale: Scale, clients: [&Client; N]) -> [Vec<Duration>; N] {
+    let mut times: [Vec<Duration>; N] =
+        std::array::from_fn(|_| Vec::with_capacity(scale.rounds * ROUND));
+    for _ in 0..scale.rounds {
+        for (client, times) in clients.iter().zip(&mut times) {
+            for _ in 0..ROUND {
+                times.push(small_call(client).await);
+            }
+        }
+    }
+    times
+}
+
+/// `scale.big_calls` big results on each client in turn.
+async fn big_calls<const N: usize>(scale: Scale, clients: [&Client; N]) -> [Vec<Duration>; N] {
+    let mut times: [Vec<Duration>; N] = std::array::from_fn(|_| Vec::new());
+    for _ in 0..scale.big_calls {
+        for (client, times) in clients.iter().zip(&mut times) {
+            times.push(call(client, "big", json!({ "bytes": scale.big_bytes })).await);
+        }
+    }
+    times
+}
+
+/// rmcp's client over a child's stdio, and the child's process id.
+async fn stdio_client(command: Command) -> (Client, u32) {
+    let (transport, _) =
+        rmcp::transport::TokioChildProcess::builder(tokio::process::Command::from(command))
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("the process starts");
+    let pid = transport.id().expect("a process id");
+    let client = ().serve(transport).await.expect("the client connects");
+    (client, pid)
+}
+
+/// rmcp's Streamable HTTP client on a reqwest client that keeps its connections.
+async fn http_client(url: &str) -> Client {
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    let config = StreamableHttpClientTransportConfig::with_uri(url);
+    let transport = StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);
+    ().serve(transport)
+        .await
+        .unwrap_or_else(|err| panic!("the client connects to {url}: {err}"))
+}
+
+/// A relay in a process of its own, as the proxy is: this benchmark run again with `mode`. The
+/// process, and `url` through it.
+fn apart(mode: &str, url: &str) -> (announcing::KillOnDrop, String) {
+    let mut command = Command::new(std::env::current_exe().expect("this binary"));
+    command.arg(mode).env(RELAY_TARGET, url);
+    announcing::spawn(command, announcing::On::Stderr)
+}
+
+// ------------------------------------------------------------------------------------------
+// Figures.
+
+/// The `percent`th percentile of sorted `samples` (nearest rank).
+fn percentile(samples: &[Duration], percent: usize) -> Duration {
+    let rank = (percent * samples.len()).div_ceil(100);
+    samples[rank.clamp(1, samples.len()) - 1]
+}
+
+fn median(samples: &[Duration]) -> Duration {
+    let mut sorted = samples.to_vec();
+    sorted.sort_unstable();
+    percentile(&sorted, 50)
+}
+
+fn median_f64(samples: &mut [f64]) -> f64 {
+    samples.sort_unstable_by(f64::total_cmp);
+    samples[samples.len() / 2]
+}
+
+/// The median, over rounds of [`ROUND`] calls, of what `these` took at p50 beyond `baseline`
+/// (zero where they took less).
+fn added_per_round(these: &[Duration], baseline: &[Duration]) -> Duration {
+    let mut added: Vec<Duration> = these
+        .chunks(ROUND)
+        .zip(baseline.chunks(ROUND))
+        .map(|(these, baseline)| median(these).saturating_sub(median(baseline)))
+        .collect();
+    added.sort_unstable();
+    added[added.len() / 2]
+}
+
+/// The CPU time process `pid`'s threads have run for, from `/proc/PID/task/*/schedstat`.
+fn cpu_time(pid: u32) -> Duration {
+    let mut total = 0u64;
+    for task in std::fs::read_dir(format!("/proc/{pid}/task")).expect("its tasks") {
+        let path = task.expect("a task").path().join("schedstat");
+        if let Ok(stat) = std::fs::read_to_string(path) {
+            total += stat
+                .split_whitespace()
+                .next()
+                .and_then(|ns| ns.parse::<u64>().ok())
+                .unwrap_or(0);
+        }
+    }
+    Duration::from_nanos(total)
+}
+
+/// Process `pid`'s peak resident set so far, against 1.5 times the big result plus 16 MiB.
+fn peak_memory(name: &'static str, pid: u32, scale: Scale) -> Floor {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("its status");
+    let kib: u64 = status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|kib| kib.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("a VmHWM line");
+    let limit = scale.big_bytes * 3 / 2 + (16 << 20);
+    Floor {
+        name,
+        measured: Measured::Bytes(kib * 1024),
+        limit: Measured::Bytes(limit),
+        met: kib * 1024 <= limit,
+    }
+}
+
+/// A table of times, printed as markdown.
+struct Table {
+    title: String,
+    rows: Vec<String>,
+}
+
+impl Table {
+    fn new(title: &str) -> Table {
+        Table {
+            title: title.to_owned(),
+            rows: Vec::new(),
+        }
+    }
+
+    fn row(&mut self, what: &str, times: &[Duration]) {
+        let mut sorted = times.to_vec();
+        sorted.sort_unstable();
+        self.rows.push(format!(
+            "| {what} | {} | {:.3} ms | {:.3} ms |",
+            sorted.len(),
+            percentile(&sorted, 50).as_secs_f64() * 1e3,
+            percentile(&sorted, 99).as_secs_f64() * 1e3,
+        ));
+    }
+
+    fn print(&self) {
+        println!("\n{}\n", self.title);
+        println!("| path | calls | p50 | p99 |");
+        println!("|---|---:|---:|---:|");
+        for row in &self.rows {
+            println!("{row}");
+        }
+    }
+}
+
+/// One floor, judged.
+struct Floor {
+    name: &'static str,
+    measured: Measured,
+    limit: Measured,
+    met: bool,
+}
+
+enum Measured {
+    Time(Duration),
+    Ratio(f64),
+    Bytes(u64),
+}
+
+impl Floor {
+    fn at_most(name: &'static str, measured: Duration, limit: Duration) -> Floor {
+        Floor {
+            name,
+            met: measured <= limit,
+            measured: Measured::Time(measured),
+            limit: Measured::Time(limit),
+        }
+    }
+
+    fn ratio_at_most(name: &'static str, measured: f64, limit: f64) -> Floor {
+        Floor {
+            name,
+            met: measured <= limit,
+            measured: Measured::Ratio(measured),
+            limit: Measured::Ratio(limit),
+        }
+    }
+
+    fn ratio_at_least(name: &'static str, measured: f64, limit: f64) -> Floor {
+        Floor {
+            name,
+            met: measured >= limit,
+            measured: Measured::Ratio(measured),
+            limit: Measured::Ratio(limit),
+        }
+    }
+
+    fn met(&self) -> bool {
+        self.met
+    }
+}
+
+impl std::fmt::Display for Measured {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Measured::Time(time) => write!(f, "{}us", time.as_micros()),
+            Measured::Ratio(ratio) => write!(f, "{ratio:.3}x"),
+            Measured::Bytes(bytes) => {
+                let tenths = bytes * 10 / (1 << 20);
+                write!(f, "{}.{}MiB", tenths / 10, tenths % 10)
+            }
+        }
+    }
+}
+
+impl Floor {
+    /// `floor NAME measured=… limit=…`.
+    fn figures(&self) -> String {
+        format!(
+            "floor {} measured={} limit={}",
+            self.name, self.measured, self.limit
+        )
+    }
+}
+
+impl std::fmt::Display for Floor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let verdict = if self.met { "ok" } else { "MISS" };
+        write!(f, "{} {verdict}", self.figures())
+    }
+}
+
+// ------------------------------------------------------------------------------------------
+
+mod binaries {
+    use std::path::PathBuf;
+
+    /// The `fence` binary and the test server.
+    pub(crate) struct Binaries {
+        pub(crate) fence: PathBuf,
+        pub(crate) server: PathBuf,
+    }
+
+    /// Builds both as the tests do (`--workspace --all-features`, the profile of this build:
+    /// `test` under `cargo test`, whose build has them already; `release` under `cargo bench`).
+    pub(crate) fn build() -> Binaries {
+        let profile = if cfg!(debug_assertions) {
+            "test"
+        } else {
+            "release"
+        };
+        let manifest = concat!(env!("CARGO_MANIFEST_DIR"), "/../Cargo.toml");
+        let messages = escargot::CargoBuild::new()
+            .manifest_path(manifest)
+            .arg("--workspace")
+            .all_features()
+            .bin("fence")
+            .bin("mcp_test_server")
+            .arg("--profile")
+            .arg(profile)
+            .exec()
+            .expect("cargo builds the binaries");
+        let (mut fence, mut server) = (None, None);
+        for message in messages {
+            let message = message.expect("cargo reports the build");
+            if let Ok(escargot::format::Message::CompilerArtifact(artifact)) = message.decode() {
+                let path = artifact.executable.map(std::borrow::Cow::into_owned);
+                match artifact.target.name.as_ref() {
+                    "fence" => fence = path.or(fence),
+                    "mcp_test_server" => server = path.or(server),
+                    _ => {}
+                }
+            }
+        }
+        Binaries {
+            fence: fence.expect("cargo built the fence binary"),
+            server: server.expect("cargo built the test server"),
+        }
+    }
+}
+
+/// Processes that name the URL they listen at, killed when dropped.
+mod announcing {
+    use super::{BufRead, BufReader, Child, Command, PATIENCE, Stdio, mpsc};
+
+    pub(crate) struct KillOnDrop(Child);
+
+    impl KillOnDrop {
+        pub(crate) fn id(&self) -> u32 {
+            self.0.id()
+        }
+    }
+
+    impl Drop for KillOnDrop {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+
+    /// Where the URL is named: a first stdout line `listening URL` (the test server), or a
+    /// stderr line ending `: listening on URL` (the proxy, the relays).
+    #[derive(Clone, Copy, PartialEq, Eq)]
+    pub(crate) enum On {
+        Stdout,
+        Stderr,
+    }
+
+    /// Starts `command`, its stdin kept open (the test server ends with it), and waits for its
+    /// URL; what it writes after is read and dropped, so it never blocks on a full pipe.
+    pub(crate) fn spawn(mut command: Command, on: On) -> (KillOnDrop, String) {
+        let (stdout, stderr) = match on {
+            On::Stdout => (Stdio::piped(), Stdio::inherit()),
+            On::Stderr => (Stdio::null(), Stdio::piped()),
+        };
+        let program = command.get_program().to_string_lossy().into_owned();
+        let mut child = command
+            .stdin(Stdio::piped())
+            .stdout(stdout)
+            .stderr(stderr)
+            .spawn()
+            .unwrap_or_else(|err| panic!("{program} starts: {err}"));
+        let read: Box<dyn std::io::Read + Send> = match on {
+            On::Stdout => Box::new(child.stdout.take().expect("piped")),
+            On::Stderr => Box::new(child.stderr.take().expect("piped")),
+        };
+        let (send, named) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut send = Some(send);
+            for line in BufReader::new(read).lines() {
+                let Ok(line) = line else { break };
+                let url = match on {
+                    On::Stdout => line.strip_prefix("listening "),
+                    On::Stderr => line.split_once(": listening on ").map(|(_, url)| url),
+                };
+                if let Some(url) = url
+                    && let Some(send) = send.take()
+                {
+                    let _ = send.send(url.to_owned());
+                }
+            }
+        });
+        let child = KillOnDrop(child);
+        match named.recv_timeout(PATIENCE) {
+            Ok(url) => (child, url),
+            Err(err) => panic!("{program} names no URL within {PATIENCE:?}: {err}"),
+        }
+    }
+}
+
+/// The baselines' relays, each run in a process of its own by [`apart`].
+mod relays {
+    use bytes::Bytes;
+    use http_body_util::BodyExt as _;
+
+    type Body = http_body_util::combinators::UnsyncBoxBody<Bytes, Error>;
+    type Error = Box<dyn std::error::Error + Send + Sync>;
+
+    /// A current-thread runtime, as the proxy's network side has.
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime")
+    }
+
+    /// The least HTTP proxy: serves `http://127.0.0.1:PORT/mcp` with hyper and sends each
+    /// request on to `target` with one reqwest client (no redirects, `TCP_NODELAY`), as the
+    /// proxy does, but reads neither body: the request's is passed on whole, the response's
+    /// streamed back as it comes. Names its URL on stderr and runs until it is killed.
+    pub(crate) fn least_http_proxy(target: &str) -> ! {
+        let target = target.to_owned();
+        runtime().block_on(async move {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+                .await
+                .expect("a port");
+            let address = listener.local_addr().expect("its address");
+            eprintln!("least HTTP proxy: listening on http://{address}/mcp");
+            let client = reqwest::Client::builder()
+                .tcp_nodelay(true)
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .expect("a client");
+            loop {
+                let Ok((stream, _)) = listener.accept().await else {
+                    continue;
+                };
+                let _ = stream.set_nodelay(true);
+                let (client, target) = (client.clone(), target.clone());
+                let service = hyper::service::service_fn(move |request| {
+                    forward(client.clone(), target.clone(), request)
+                });
+                tokio::spawn(
+                    hyper::server::conn::http1::Builder::new()
+                        .serve_connection(hyper_util::rt::TokioIo::new(stream), service),
+                );
+            }
+        })
+    }
+
+    /// One request, sent on to `target`; its response, as it comes.
+    async fn forward(
+        client: reqwest::Client,
+        target: String,
+        request: http::Request<hyper::body::Incoming>,
+    ) -> Result<http::Response<Body>, Error> {
+        let (parts, body) = request.into_parts();
+        let body = body.collect().await?.to_bytes();
+        let mut headers = parts.headers;
+        for owned in [
+            http::header::HOST,
+            http::header::CONNECTION,
+            http::header::CONTENT_LENGTH,
+        ] {
+            headers.remove(owned);
+        }
+        let response = client
+            .request(parts.method, target)
+            .headers(headers)
+            .body(body)
+            .send()
+            .await?;
+        let mut head = http::Response::builder().status(response.status());
+        for (name, value) in response.headers() {
+            if name != http::header::TRANSFER_ENCODING && name != http::header::CONTENT_LENGTH {
+                head = head.header(name, value);
+            }
+        }
+        let stream = futures_util::TryStreamExt::map_ok(response.bytes_stream(), |bytes| {
+            hyper::body::Frame::data(bytes)
+        });
+        let stream = futures_util::TryStreamExt::map_err(stream, |err| Box::new(err) as Error);
+        Ok(head.body(http_body_util::StreamBody::new(stream).boxed_unsync())?)
+    }
+
+    /// A relay of bytes, nothing more, from a port of its own to `target`'s: the least any
+    /// proxy between the client and the server costs, the hop alone. Names `target` through
+    /// itself on stderr and runs until it is killed.
+    pub(crate) fn byte_relay(target: &str) -> ! {
+        let rest = target.strip_prefix("http://").expect("an http URL");
+        let authority = rest.split('/').next().expect("an authority").to_owned();
+        let target = target.to_owned();
+        runtime().block_on(async move {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+                .await
+                .expect("a port");
+            let address = listener.local_addr().expect("its address").to_string();
+            eprintln!(
+                "byte relay: listening on {}",
+                target.replacen(&authority, &address, 1)
+            );
+            loop {
+                let Ok((mut client, _)) = listener.accept().await else {
+                    continue;
+                };
+                let authority = authority.clone();
+                tokio::spawn(async move {
+                    let Ok(mut server) = tokio::net::TcpStream::connect(&authority).await else {
+                        return;
+                    };
+                    let _ = (client.set_nodelay(true), server.set_nodelay(true));
+                    let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
+                });
+            }
+        })
+    }
+}
