@@ -25,32 +25,16 @@
 //!
 //! # What is fenced
 //!
-//! A tool's result is fenced under `tool:<the tool's name>`, the name sanitised as
-//! [`Source::tool`](fence_runtime::Source::tool) does: the name the client called, which is
-//! the name the model sees. Every marker the text forges is neutralised.
+#![doc = include_str!("../docs/fencing-table.md")]
 //!
-//! | in the upstream's answer | what the client receives |
-//! |---|---|
-//! | `tools/call`: a `text` content block | its `text` fenced, one block per content block; the block's other members kept |
-//! | `tools/call`: an embedded resource (`type: "resource"`) with `text` | the `text` fenced under the tool's source; `uri`, `mimeType`, `_meta` kept |
-//! | `tools/call`: an embedded resource with `blob`, an `image`, `audio`, a `resource_link` | unchanged |
-//! | `tools/call`: `structuredContent` (and the 2024 protocol's `toolResult`) | kept, with every string in it (keys too) neutralised, so a declared output schema stays satisfiable: neutralised, not fenced |
-//! | `tools/call`: `isError`, `_meta`, any other member | unchanged |
-//! | `tools/call`: a content block of a type the proxy does not know | kept with every string neutralised, and reported on stderr: it reaches the model unlabelled |
-//! | a task-augmented `tools/call`'s result, fetched later: `tasks/result`, or inline in `tasks/get`, `tasks/list`, `tasks/cancel` or a task status notification | as a `tools/call` result, under the source of the tool that started the task |
-//! | a task's state (a handle, `tasks/get`, `tasks/list`, `tasks/cancel`, a status notification) | its `statusMessage` neutralised; a `taskId` holding a marker withholds the answer (the client sends the id back, so it cannot be neutralised) |
-//! | a task's result when the proxy did not see its `tools/call` | as a `tools/call` result, under `mcp:<name>` (see [`Options::with_name`]) |
-//! | `resources/read`: each item's `text` | fenced under `resource:<the item's uri>` (the URI asked for when the item has none); `blob` unchanged |
-//! | a JSON-RPC error answering any request, and a failed task's `error` | kept, with every string (`message`, `data`) neutralised; not fenced, as it says the call could not be made rather than carrying the tool's output |
-//! | a result the proxy cannot fence (a `text` that is not a string, a block with two `type`s, `content` that is not an array, a string it must rewrite with an escape it cannot decode such as `"\ud800"`…) | withheld: the client receives a JSON-RPC error for that request saying why, and stderr says it too |
-//! | the upstream's words about itself: `initialize`'s `instructions`, the `title`, `description` and `annotations.title` of each listed tool, the `title` and `description` of each listed prompt and of its arguments, a `prompts/get` result's `description` | kept, every marker neutralised, not fenced (the model must read them as the server's guidance) |
-//! | everything else (the rest of `initialize` and of the lists, resources and templates, `prompts/get`'s messages, completion, logging, progress, cancellation, the server's requests for sampling, elicitation and roots) | unchanged, byte for byte |
+//! In the library, `--name` is [`Options::with_name`], `--max-message-bytes`
+//! [`Options::with_max_message_bytes`], `--structured-content remove`
+//! [`StructuredContent::Remove`], and `--pin` [`Options::with_pin`] with
+//! [`PinMode::Enforce`].
 //!
-//! A text that already is exactly the block fencing its own content under the same source
-//! (a server written with `#[fence_boundary]`, or a second proxy) is kept as it is rather than
-//! fenced twice. Resources are fenced under `resource:` rather than `tool:` because they are not
-//! a tool's result: a verifier that ties each tool result to its tool's source never mistakes
-//! one for the other, and the model reads which resource the text came from. Prompts and tool
+//! Resources are fenced under `resource:` rather than `tool:` because they are not a tool's
+//! result: a verifier that ties each tool result to its tool's source never mistakes one for
+//! the other, and the model reads which resource the text came from. Prompts and tool
 //! descriptions are the server author's own words to the model, as a skill's guidance is, and
 //! are not fenced.
 //!
@@ -176,6 +160,8 @@ mod said;
 mod session;
 mod shape;
 mod signals;
+#[cfg(test)]
+mod table_copies;
 mod upstream;
 #[cfg(feature = "http")]
 mod wire;
