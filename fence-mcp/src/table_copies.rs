@@ -44,7 +44,10 @@ fn every_copy_of_the_fencing_table_is_the_source() {
             .zip(SOURCE.lines())
             .position(|(shown, source)| shown != source)
             .unwrap_or_else(|| shown.lines().count().min(SOURCE.lines().count()));
-        differ.push(format!("{copy}:{}", text[..start].lines().count() + line + 1));
+        differ.push(format!(
+            "{copy}:{}",
+            text[..start].lines().count() + line + 1
+        ));
     }
     assert!(
         differ.is_empty(),
