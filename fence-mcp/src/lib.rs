@@ -1,158 +1,61 @@
 //! An MCP proxy that fences every tool result of any MCP server, in any language.
 //!
 //! Most MCP servers are not written with this toolkit: a fetch server from npm, a filesystem
-//! server, a browser driver. Their tool results reach the model unmarked. The proxy runs such
-//! a server as its child over stdio, serves MCP on its own stdin and stdout, forwards the whole
-//! protocol in both directions, and fences what the server hands the model:
-//!
-//! ```text
-//! fence mcp -- npx -y @modelcontextprotocol/server-filesystem /tmp
-//! ```
-//!
-//! A client is pointed at the proxy by changing one line of its configuration: the command
-//! becomes `fence` and the server's command moves after `mcp --`. This crate is the proxy as a
-//! library; the `fence` command (crate `fence-cli`) is its command line.
+//! server, a browser driver. Their tool results reach the model unmarked. The proxy forwards
+//! the whole protocol in both directions and wraps what the server hands the model in
+//! `<untrusted-content source=tool:NAME>` markers. This crate is the proxy as a library; the
+//! `fence mcp` command (crate `fence-cli`) is its command line.
 //!
 //! ```no_run
 //! use std::process::ExitCode;
 //!
+//! use fence_mcp::{ChildServer, Options};
+//!
 //! fn main() -> ExitCode {
-//!     let server = fence_mcp::ChildServer::new("npx")
+//!     let server = ChildServer::new("npx")
 //!         .with_args(["-y", "@modelcontextprotocol/server-filesystem", "/tmp"]);
-//!     fence_mcp::run(&fence_mcp::Options::new(server))
+//!     fence_mcp::run(&Options::new(server))
 //! }
 //! ```
 //!
+//! # Shapes
+//!
+//! The proxy is a front, where its client reaches it, joined to an upstream, the server it
+//! fences. The upstream is a [`ChildServer`], a process the proxy runs and speaks to on stdio,
+//! or a [`RemoteServer`], a server at a URL. [`Options::new`] serves the upstream on this
+//! process's stdin and stdout; [`Options::with_front`] and an [`HttpFront`] serve it at
+//! `http://ADDR/mcp` instead. The HTTP halves need the `http` feature, on by default.
+//!
+//! | front | upstream | options | command line |
+//! |---|---|---|---|
+//! | stdio | a process | `Options::new(ChildServer::new(COMMAND))` | `fence mcp -- COMMAND` |
+//! | stdio | a URL | `Options::new(RemoteServer::new(URL))` | `fence mcp --url URL` |
+//! | HTTP | a URL | `Options::new(RemoteServer::new(URL)).with_front(HttpFront::new(ADDR))` | `fence mcp --listen ADDR --url URL` |
+//! | HTTP | a process per session | `Options::new(ChildServer::new(COMMAND)).with_front(HttpFront::new(ADDR))` | `fence mcp --listen ADDR -- COMMAND` |
+//!
+//! An HTTP front binds loopback addresses only unless told otherwise, and refuses a `Host` or
+//! an `Origin` that is not its own.
+//!
 //! # What is fenced
 //!
-//! A tool's result is fenced under `tool:<the tool's name>`, the name sanitised as
-//! [`Source::tool`](fence_runtime::Source::tool) does: the name the client called, which is
-//! the name the model sees. Every marker the text forges is neutralised.
+#![doc = include_str!("../docs/fencing-table.md")]
 //!
-//! | in the upstream's answer | what the client receives |
-//! |---|---|
-//! | `tools/call`: a `text` content block | its `text` fenced, one block per content block; the block's other members kept |
-//! | `tools/call`: an embedded resource (`type: "resource"`) with `text` | the `text` fenced under the tool's source; `uri`, `mimeType`, `_meta` kept |
-//! | `tools/call`: an embedded resource with `blob`, an `image`, `audio`, a `resource_link` | unchanged |
-//! | `tools/call`: `structuredContent` (and the 2024 protocol's `toolResult`) | kept, with every string in it (keys too) neutralised, so a declared output schema stays satisfiable: neutralised, not fenced |
-//! | `tools/call`: `isError`, `_meta`, any other member | unchanged |
-//! | `tools/call`: a content block of a type the proxy does not know | kept with every string neutralised, and reported on stderr: it reaches the model unlabelled |
-//! | a task-augmented `tools/call`'s result, fetched later: `tasks/result`, or inline in `tasks/get`, `tasks/list`, `tasks/cancel` or a task status notification | as a `tools/call` result, under the source of the tool that started the task |
-//! | a task's state (a handle, `tasks/get`, `tasks/list`, `tasks/cancel`, a status notification) | its `statusMessage` neutralised; a `taskId` holding a marker withholds the answer (the client sends the id back, so it cannot be neutralised) |
-//! | a task's result when the proxy did not see its `tools/call` | as a `tools/call` result, under `mcp:<name>` (see [`Options::with_name`]) |
-//! | `resources/read`: each item's `text` | fenced under `resource:<the item's uri>` (the URI asked for when the item has none); `blob` unchanged |
-//! | a JSON-RPC error answering any request, and a failed task's `error` | kept, with every string (`message`, `data`) neutralised; not fenced, as it says the call could not be made rather than carrying the tool's output |
-//! | a result the proxy cannot fence (a `text` that is not a string, a block with two `type`s, `content` that is not an array, a string it must rewrite with an escape it cannot decode such as `"\ud800"`…) | withheld: the client receives a JSON-RPC error for that request saying why, and stderr says it too |
-//! | the upstream's words about itself: `initialize`'s `instructions`, the `title`, `description` and `annotations.title` of each listed tool, the `title` and `description` of each listed prompt and of its arguments, a `prompts/get` result's `description` | kept, every marker neutralised, not fenced (the model must read them as the server's guidance) |
-//! | everything else (the rest of `initialize` and of the lists, resources and templates, `prompts/get`'s messages, completion, logging, progress, cancellation, the server's requests for sampling, elicitation and roots) | unchanged, byte for byte |
+//! In the library, `--name` is [`Options::with_name`], `--max-message-bytes`
+//! [`Options::with_max_message_bytes`], `--structured-content remove`
+//! [`StructuredContent::Remove`], and `--pin` [`Options::with_pin`] with
+//! [`PinMode::Enforce`].
 //!
-//! A text that already is exactly the block fencing its own content under the same source
-//! (a server written with `#[fence_boundary]`, or a second proxy) is kept as it is rather than
-//! fenced twice. Resources are fenced under `resource:` rather than `tool:` because they are not
-//! a tool's result: a verifier that ties each tool result to its tool's source never mistakes
-//! one for the other, and the model reads which resource the text came from. Prompts and tool
-//! descriptions are the server author's own words to the model, as a skill's guidance is, and
-//! are not fenced.
+//! A program that calls MCP servers itself fences each result it receives with
+//! [`fence_tool_result`], by the table's `tools/call` rows; with the `rmcp` feature,
+//! `fence_mcp::rmcp::FencedClient` fences what an rmcp client receives.
 //!
-//! # Streamable HTTP
+//! # More
 //!
-//! With the `http` feature (on by default), either side may be HTTP: a [`RemoteServer`] is
-//! the server at a URL (with [`RemoteServer::with_header`] for a static token), and an
-//! [`HttpFront`] serves the MCP endpoint at `http://ADDR/mcp` instead of stdio, in
-//! front of a remote server or of a stdio server it runs, one process per session. The same
-//! table applies to every JSON body and to every `message` event of an event stream, which is
-//! rewritten event by event with everything else in it kept byte for byte; headers pass
-//! through except the hop-by-hop ones. The front binds loopback addresses only unless
-//! [`HttpFront::with_network_clients`] allows others, and refuses a `Host` or an `Origin` that
-//! is not its own, against DNS rebinding. `docs/mcp-proxy.md` in the repository has the rules.
+//! [`docs/mcp-proxy.md`] has the rest: the client configuration, HTTP on either side, pinning,
+//! how ids are matched, what happens when either side ends or misbehaves, the limits, and the
+//! benchmark.
 //!
-//! # Pinning the upstream's definitions
-//!
-//! With [`Options::with_pin`], the upstream's tools (name, title, description, input and output
-//! schemas, annotations), prompts (name, title, description, arguments) and `initialize`
-//! instructions are recorded in a file the first time they are seen (trust on first use), and
-//! every list page and `initialize` answer after that is compared with it by meaning: key
-//! order, whitespace and the spelling of a number (`1`, `1.0`, `1e0`) do not count; a changed
-//! word does. In [`PinMode::Enforce`] a tool or prompt that is new or changed is left out of
-//! the page (only that page is written again, everything else in it kept), a `tools/call` or
-//! `prompts/get` naming it is answered by the proxy with an error and never forwarded, and
-//! changed instructions are withheld; [`PinMode::Report`] forwards them; both report each drift
-//! on stderr once. [`Options::with_pin_update`] records what the upstream says now. The file
-//! is written atomically, under a lock, merged with what another proxy wrote; a file that
-//! cannot be read stops [`run`] at start.
-//!
-//! # Faithful: what is typed and what is not
-//!
-//! The proxy never models MCP's messages in types, so a field or a method no library knows yet
-//! (a tool's `execution.taskSupport`, a new capability) reaches the other side unchanged. A
-//! line is read as the members of its JSON objects in order, each value kept as the exact JSON
-//! text `serde_json` validated (`serde_json::value::RawValue`); only the values the proxy
-//! rewrites are decoded, and everything else is copied byte for byte: numbers of any precision,
-//! key order, duplicate keys, escapes. A message nothing in it changes is forwarded as the very
-//! line that came in. The only typed parts are the few members the proxy reads: `id`, `method`,
-//! a request's `params.name`, `params.taskId` and `params.uri`, a cancellation's
-//! `params.requestId`, a result's task handle, and a content block's `type`.
-//!
-//! # Requests, answers and the two id spaces
-//!
-//! The proxy remembers each client request by id until it is answered: what it asked (the
-//! method, the tool, the task, the URI) decides how its answer is fenced, never what the
-//! server's message says. The server's own requests to the client (sampling, elicitation,
-//! roots) have ids of the server's, remembered apart; an answer is always looked up in the id
-//! space of the side that asked. A task started by a `tools/call` is remembered with its tool.
-//!
-//! A message from the server answers a request only when it has an `id`, no `method`, exactly
-//! one `result` or `error` member (an object), and an id that reads as the id of exactly one
-//! waiting request *as the clients read ids*: the Python SDK turns a string id into a number
-//! with `int()` (`"2"`, `" 2"`, `"+2"` are 2), the TypeScript SDK keys requests by `Number(id)`
-//! (`"1"`, `"0x1"`, `1.0` are 1). Such an answer is fenced and forwarded with the request's own
-//! id. Anything else — `"error": null` beside a `result`, an answer for no waiting request, an
-//! `id` alone — is dropped and reported and answers nothing. A client request whose id reads
-//! as a waiting one's is refused with an error. Every word the server chose (its name, a tool's
-//! name, an id) is neutralised and stripped of control characters before the proxy repeats it
-//! in an error or on stderr.
-//!
-//! # Robustness
-//!
-//! - **The upstream ends** (exits, crashes, closes its output): every request still waiting
-//!   gets a JSON-RPC error (code -32000) saying so, any later one is refused the same way, and
-//!   the proxy exits with the upstream's status, or 1 when that status is 0 but requests were
-//!   left unanswered.
-//! - **Garbage** from the upstream (a line that is not JSON, not UTF-8, or not a JSON-RPC
-//!   message, and every message that is not exactly a request, a notification or an answer,
-//!   above) is reported on stderr with its first 200 characters and dropped; the session goes
-//!   on. A client line that is not JSON-RPC is answered by the proxy with the error a server
-//!   would send, and not passed on.
-//! - **Oversized** messages (over [`Options::with_max_message_bytes`], 64 MiB by default) are
-//!   never held in memory: the line is streamed once through `serde_json` to learn its id and
-//!   method, and every request waiting on it gets a JSON-RPC error naming the limit (a server's
-//!   request gets its error from the proxy); stderr says it too.
-//! - **The client goes away** (closes the proxy's stdin, or stops reading its stdout): the
-//!   upstream's stdin is closed; if it has not exited within the grace period
-//!   ([`Options::with_grace`], 2 s), its process group gets SIGTERM, then SIGKILL after another
-//!   grace period. Once it has exited, anything it left in its process group is killed.
-//!   SIGTERM, SIGINT and SIGHUP to the proxy do the same, skipping the first wait, and exit
-//!   with 128 + the signal's number.
-//! - **What the upstream started outside its process group** (a process that called `setsid`,
-//!   a daemon's double fork) is ended too on Linux with [`ChildServer::with_subreaper`], which
-//!   `fence mcp` turns on: the proxy's process is then a child subreaper, so such a process is
-//!   re-parented to it when its parent exits; the proxy reaps those that exit during the
-//!   session, and once the upstream has ended kills (SIGKILL) and reaps every child its process
-//!   has, and the children those leave it, until none is left. With it, no process the
-//!   upstream started outlives the proxy, short of the proxy itself being killed by SIGKILL,
-//!   or a process that is not the upstream's descendant at all (one a service manager or a
-//!   container engine's daemon starts at its request). It is off by default because it takes
-//!   every child of the calling process for the upstream's. Without it, or on other systems,
-//!   only the process group is ended, and a process that left it can outlive the proxy.
-//! - **The upstream's stderr** is the proxy's own stderr, untouched; the proxy's reports are
-//!   lines starting `fence mcp (<name>): `.
-//!
-//! # Speed
-//!
-//! Each direction is one thread with blocking I/O, so a message crosses the proxy with no
-//! hand-off between threads. A message that needs no fencing is parsed once and written as it
-//! came. `docs/mcp-proxy.md` in the repository has the benchmark: 1,000 small calls and 20
-//! calls with a 10 MB result, direct against proxied.
+//! [`docs/mcp-proxy.md`]: https://github.com/untrusted-fence/untrusted-fence/blob/main/docs/mcp-proxy.md
 
 // docs.rs builds with `--cfg docsrs` on nightly: `doc(cfg)` marks what needs a feature.
 #![cfg_attr(docsrs, feature(doc_cfg))]
@@ -176,6 +79,8 @@ mod said;
 mod session;
 mod shape;
 mod signals;
+#[cfg(test)]
+mod table_copies;
 mod upstream;
 #[cfg(feature = "http")]
 mod wire;
@@ -193,7 +98,13 @@ pub use crate::options::{HttpFront, RemoteServer};
 /// Runs the proxy: starts the upstream server (or reaches the one at a URL), serves MCP on
 /// this process's stdin and stdout (or at an HTTP front's address) until either side ends (an
 /// HTTP front: until a signal ends it), and returns the exit status the process should end
-/// with (see the crate docs, "Robustness").
+/// with:
+///
+/// - 2 when the options cannot be used (a pin file that cannot be read, a URL that is not
+///   one), before any server is started;
+/// - 128 + N when signal N ended the proxy;
+/// - on stdio with a child server, the server's own status, or 1 when that was 0 but requests
+///   were left unanswered.
 ///
 /// It blocks, running each direction on a thread of its own, and watches SIGTERM, SIGINT and
 /// SIGHUP while it runs (on Unix). Call it from `main`; from inside an async runtime, call it

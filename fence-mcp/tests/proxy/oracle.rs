@@ -1,6 +1,6 @@
-//! What `fence mcp` makes of a session's results, for the tests of both test binaries (`proxy`,
-//! `sdk`), which include this file with `#[path]`: from a direct run's results, the results the
-//! same run through the proxy must give (docs/mcp-proxy.md, "What the proxy rewrites").
+//! What `fence mcp` makes of a session's results, for the proxy's tests and the SDK tests: from
+//! a direct run's results, the results the same run through the proxy must give (the fencing
+//! table, `fence-mcp/docs/fencing-table.md`).
 
 use fence_runtime::{Source, fence, neutralise};
 use serde_json::Value;
