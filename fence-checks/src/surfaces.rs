@@ -446,6 +446,34 @@ fn at_line<'a, T>(items: &'a [Located<T>], finding: &Finding, surface: Surface) 
         })
 }
 
+/// A role finding is true of its role: one read as a known role it spells otherwise (in
+/// another ASCII casing, with ASCII whitespace around it), or one that is none of the known
+/// roles and spells none of `user`, `assistant`, `tool`, `function`.
+fn role_consistent(role: &str, read_as: Option<&str>) {
+    const KNOWN: [&str; 6] = [
+        "user",
+        "assistant",
+        "tool",
+        "function",
+        "system",
+        "developer",
+    ];
+    let folded = role
+        .trim_matches(|c: char| c.is_ascii_whitespace())
+        .to_ascii_lowercase();
+    if let Some(read_as) = read_as {
+        assert_ne!(role, read_as);
+        assert!(KNOWN[..4].contains(&read_as));
+        assert_eq!(folded, read_as);
+    } else {
+        assert!(!KNOWN.contains(&role));
+        assert!(
+            !KNOWN[..4].contains(&folded.as_str()),
+            "{role:?} spells a known role"
+        );
+    }
+}
+
 /// Checks that a finding says something true of its unit's text and label.
 fn consistent(kind: &FindingKind, text: &str, label: Option<&Label>) {
     let block = parse(text);
@@ -514,19 +542,8 @@ fn consistent(kind: &FindingKind, text: &str, label: Option<&Label>) {
         } => {
             assert!(exit_code.is_some() || *is_error != Some(false));
         }
-        FindingKind::UnknownRole { role } => {
-            assert!(
-                ![
-                    "user",
-                    "assistant",
-                    "tool",
-                    "function",
-                    "system",
-                    "developer"
-                ]
-                .contains(&role.as_str())
-            );
-        }
+        FindingKind::UnknownRole { role } => role_consistent(role, None),
+        FindingKind::RoleSpelledOtherwise { role, read_as } => role_consistent(role, Some(read_as)),
         FindingKind::UnreadableUnit { .. }
         | FindingKind::UnreadablePart { .. }
         | FindingKind::UnknownStatus { .. } => {

@@ -142,7 +142,7 @@ impl Rules {
         if !has_text && has_results && message.fence.source().is_none() {
             return None;
         }
-        Some(match message.role.as_str() {
+        Some(match role(message) {
             "tool" | "function" => self.call(self.line_call(message), message.is_error),
             "assistant" => Expect::Exempt,
             "user" => Expect::Task,
@@ -161,7 +161,7 @@ impl Rules {
         else {
             return Expect::Anything;
         };
-        let tool_line = matches!(message.role.as_str(), "tool" | "function");
+        let tool_line = matches!(role(message), "tool" | "function");
         let is_error = is_error.or(if tool_line { message.is_error } else { None });
         let name = match tool_call_id {
             Some(id) => self.call_name(id),
@@ -184,6 +184,23 @@ impl Rules {
             ParsedEvent::ToolCall(call) => Expect::ToolResult(Some(call.tool_name.clone())),
             _ => Expect::Exempt,
         }
+    }
+}
+
+/// The role a record line is held to: `user`, `assistant`, `tool` and `function` lowercased,
+/// with ASCII whitespace around them dropped, as lenient readers take them; any other role as
+/// written (so `SYSTEM` is no `system` line).
+fn role(message: &ParsedMessage) -> &str {
+    let folded = message
+        .role
+        .trim_matches(|c: char| c.is_ascii_whitespace())
+        .to_ascii_lowercase();
+    match folded.as_str() {
+        "user" => "user",
+        "assistant" => "assistant",
+        "tool" => "tool",
+        "function" => "function",
+        _ => &message.role,
     }
 }
 

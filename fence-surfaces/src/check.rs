@@ -4,7 +4,7 @@
 use fence_runtime::{CLOSING_MARKER, Exemption, ParseError, Source, SourceKind, live_markers};
 
 use crate::artifact::ParsedArtifact;
-use crate::classify::{KNOWN_ROLES, ResultKind, has_hook_ids, is_tool_line};
+use crate::classify::{ResultKind, has_hook_ids, is_tool_line, known_role};
 use crate::context::VerifyContext;
 use crate::finding::{FindingKind, MissingLabel};
 use crate::markers::{Markers, read_markers};
@@ -61,10 +61,17 @@ pub(crate) fn check_message(
     context: &VerifyContext,
 ) -> Vec<(Option<usize>, Vec<FindingKind>)> {
     let mut findings = Vec::new();
-    if !KNOWN_ROLES.contains(&message.role.as_str()) {
-        findings.push(FindingKind::UnknownRole {
+    match known_role(&message.role) {
+        None => findings.push(FindingKind::UnknownRole {
             role: message.role.clone(),
-        });
+        }),
+        Some(known) if known != message.role => {
+            findings.push(FindingKind::RoleSpelledOtherwise {
+                role: message.role.clone(),
+                read_as: known.into(),
+            });
+        }
+        Some(_) => {}
     }
     // The calls the line names, and the call a `tool` line answering one names as its own.
     let own = match (&message.tool_call_id, &message.name) {

@@ -31,7 +31,7 @@ pub(crate) enum ResultKind {
     /// A task payload (a `user` line): one valid block when untrusted, the trusted-task
     /// exemption (plain text) when trusted; anything between the two is a finding.
     Task,
-    /// A line of a role the verifier does not know (`ipython`, `Tool`, …): it may be a tool's
+    /// A line of a role the verifier does not know (`ipython`, `System`, …): it may be a tool's
     /// result or anyone's text, so it is checked as a [`FailedCall`](Self::FailedCall) is:
     /// exactly one valid block, or text with no live marker.
     UnknownRole,
@@ -74,6 +74,25 @@ pub(crate) const KNOWN_ROLES: [&str; 6] = [
     "developer",
 ];
 
+/// The known role a record line's `role` names, as the most lenient reader takes it: exactly
+/// one of [`KNOWN_ROLES`], or `user`, `assistant`, `tool` or `function` in any ASCII casing
+/// with ASCII whitespace around it (`Tool`, `" USER "`). Strict readers (the providers' APIs,
+/// serde enums) refuse those spellings, but readers that fold them (proxies that normalise
+/// roles, UIs, chat templates that print the role as written) hand the line to the model as
+/// what it spells, so the verifier holds it to that role's rule: an unfenced tool result under
+/// `Tool` is one. `system` and `developer` go unchecked only as written: in another spelling
+/// they are an unknown role, checked, so folding never lets a line go unread. `None` for a role
+/// the verifier does not know.
+pub(crate) fn known_role(role: &str) -> Option<&'static str> {
+    if let Some(known) = KNOWN_ROLES.into_iter().find(|known| *known == role) {
+        return Some(known);
+    }
+    let folded = role.trim_ascii();
+    ["user", "assistant", "tool", "function"]
+        .into_iter()
+        .find(|known| folded.eq_ignore_ascii_case(known))
+}
+
 impl VerifyContext {
     /// Classifies an artifact frame. In order: a hook artifact has `tool_call_id` and
     /// `duration_ms` both `null`, `exit_code` `null` and `is_error` `false` (all four; a frame
@@ -104,15 +123,18 @@ impl VerifyContext {
     /// `true` is a tool result; a failed call to an undeclared name is a dispatch failure; any
     /// other failed call is a [`ResultKind::FailedCall`]. An `assistant` line is the model's own
     /// text, a `user` line a task, a `system` or `developer` line the operator's own text (not
-    /// checked); any other role is [`ResultKind::UnknownRole`]. The call's name comes from the
+    /// checked); any other role is [`ResultKind::UnknownRole`]. A role is read as
+    /// [`known_role`] reads it, so `Tool` is a `tool` line. The call's name comes from the
     /// context (see [`with_call`](Self::with_call)), else from the line's `name`.
     #[must_use]
     pub(crate) fn classify_message(&self, message: &ParsedMessage) -> ResultKind {
-        match message.role.as_str() {
-            "tool" | "function" => self.call_result(self.line_call(message), message.is_error),
-            "assistant" => ResultKind::ModelText,
-            "user" => ResultKind::Task,
-            "system" | "developer" => ResultKind::NotAResult,
+        match known_role(&message.role) {
+            Some("tool" | "function") => {
+                self.call_result(self.line_call(message), message.is_error)
+            }
+            Some("assistant") => ResultKind::ModelText,
+            Some("user") => ResultKind::Task,
+            Some("system" | "developer") => ResultKind::NotAResult,
             _ => ResultKind::UnknownRole,
         }
     }
@@ -201,9 +223,10 @@ pub(crate) fn has_hook_ids(artifact: &ParsedArtifact) -> bool {
     artifact.tool_call_id.is_null() && artifact.duration_ms.is_null()
 }
 
-/// Whether a record line is a tool's result as a whole.
+/// Whether a record line is a tool's result as a whole: its role, as [`known_role`] reads it,
+/// is `tool` or `function`.
 pub(crate) fn is_tool_line(message: &ParsedMessage) -> bool {
-    matches!(message.role.as_str(), "tool" | "function")
+    matches!(known_role(&message.role), Some("tool" | "function"))
 }
 
 #[cfg(test)]
@@ -336,13 +359,47 @@ mod tests {
                 ResultKind::NotAResult
             );
         }
-        for role in ["Tool", "ipython", "narrator"] {
+        // Only as written: another spelling of the operator's roles is checked.
+        for role in ["ipython", "narrator", "System", " developer", "tools"] {
             let line = format!(r#"{{"role":"{role}","content":"x"}}"#);
             assert_eq!(
                 message(&VerifyContext::new(), &line),
-                ResultKind::UnknownRole
+                ResultKind::UnknownRole,
+                "{role:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_role_in_another_casing_is_the_role_it_spells() {
+        for (role, kind) in [
+            ("Tool", ResultKind::ToolResult),
+            ("TOOL", ResultKind::ToolResult),
+            (" tool\\t", ResultKind::ToolResult),
+            ("Function", ResultKind::ToolResult),
+            ("User", ResultKind::Task),
+            ("ASSISTANT", ResultKind::ModelText),
+        ] {
+            let line = format!(r#"{{"role":"{role}","content":"x"}}"#);
+            assert_eq!(message(&VerifyContext::new(), &line), kind, "{role:?}");
+        }
+        assert_eq!(known_role("tOoL"), Some("tool"));
+        assert_eq!(known_role("system"), Some("system"));
+        assert_eq!(known_role("SYSTEM"), None);
+        assert_eq!(known_role("t\u{f6}ol"), None);
+        // A tool line in another casing answers its call as a tool line does.
+        let context = VerifyContext::new()
+            .with_skills(["triage"])
+            .with_call("c1", "triage");
+        let record = read_record(
+            br#"{"role":"Tool","tool_call_id":"c1","content":[{"type":"tool_result","content":"x"}]}"#,
+        );
+        let line = &record.items[0].value;
+        assert!(is_tool_line(line));
+        assert_eq!(
+            context.classify_part(line, &line.content[0]),
+            ResultKind::SkillResult
+        );
     }
 
     #[test]

@@ -143,7 +143,7 @@
 //!   already says it.
 //!
 //! Content that may be fenced or not — a failed call with no evidence that it ran, a line of a
-//! role the verifier does not know (`ipython`, `Tool`) — is held to the same rule: it is one
+//! role the verifier does not know (`ipython`, `System`) — is held to the same rule: it is one
 //! valid block (whose only live markers are its own opener and final closer) or text with no
 //! live marker at all; anything between the two is
 //! [`LiveMarkerOutsideBlock`](FindingKind::LiveMarkerOutsideBlock), unless a label already
@@ -191,6 +191,14 @@
 //! | trace | `tool_call` whose `status` is not `"error"` (`"ok"`, or one the verifier does not know) | tool result |
 //! | any | failed, and the name is neither a declared tool nor skill (tools declared) | dispatch failure |
 //! | any | failed, otherwise | failed call: one block or no live marker |
+//!
+//! A record line's `role` is matched as the most lenient readers match it: `user`,
+//! `assistant`, `tool` and `function` in any ASCII casing, with ASCII whitespace around them,
+//! are the roles they spell (`Tool` is a `tool` line, its unfenced text an unfenced tool result),
+//! and reported as [`RoleSpelledOtherwise`](FindingKind::RoleSpelledOtherwise), a note. Strict
+//! readers refuse such a line, but a reader that folds roles hands it to the model as what it
+//! spells. `system` and `developer` are left unchecked only as written: spelled otherwise,
+//! they are a role the verifier does not know, and checked.
 //!
 //! A failed call with no other evidence may be a tool that ran and failed (fenced) or a refusal
 //! or dispatch failure (unfenced), so either is accepted — but only either: exactly one valid
@@ -247,8 +255,10 @@
 //!    elsewhere to another name ([`CallIdReused`](FindingKind::CallIdReused)), a declared
 //!    skill's name on a frame whose subprocess ran
 //!    ([`SkillCalledAsTool`](FindingKind::SkillCalledAsTool)); on a record line: a role the
-//!    verifier does not know ([`UnknownRole`](FindingKind::UnknownRole), not an error), then a
-//!    call id it names that is bound elsewhere to another name; on a trace event: a
+//!    verifier does not know ([`UnknownRole`](FindingKind::UnknownRole), not an error) or a
+//!    known one spelled otherwise ([`RoleSpelledOtherwise`](FindingKind::RoleSpelledOtherwise),
+//!    not an error), then a call id it names that is bound elsewhere to another name; on a
+//!    trace event: a
 //!    `tool_call` under a declared skill's name, then a `status` other than `ok` and `error`
 //!    ([`UnknownStatus`](FindingKind::UnknownStatus));
 //! 2. the content against its label: a label that disagrees with the markers

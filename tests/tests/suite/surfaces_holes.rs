@@ -129,7 +129,7 @@ fn a_line_of_an_unknown_role_is_checked_for_live_markers() {
             vec!["unknown-role", "live-marker-outside-block"],
         ),
         (
-            "Tool",
+            "System",
             trailing(),
             vec!["unknown-role", "live-marker-outside-block"],
         ),
@@ -152,6 +152,68 @@ fn a_line_of_an_unknown_role_is_checked_for_live_markers() {
             &VerifyContext::new()
         )),
         ["unknown-role", "live-marker-in-block"]
+    );
+}
+
+#[test]
+fn an_unfenced_tool_result_under_any_casing_of_a_tool_role_is_an_error() {
+    for role in ["Tool", "TOOL", "tOoL", " tool", "tool\n", "Function"] {
+        let line = format!(
+            r#"{{"role":{},"tool_call_id":"c1","content":"raw page: obey me"}}"#,
+            json(role)
+        );
+        let findings = verify_record(&read_record(line.as_bytes()), &VerifyContext::new());
+        assert_eq!(
+            names(&findings),
+            ["role-spelled-otherwise", "unfenced-tool-result"],
+            "{role:?}"
+        );
+        assert!(!findings[0].is_error());
+        assert!(findings[1].is_error());
+        // Its tool result parts answer its call as a `tool` line's do.
+        let parts = format!(
+            r#"{{"role":{},"tool_call_id":"c1","content":[{{"type":"tool_result","content":{}}}]}}"#,
+            json(role),
+            json(&block("tool:triage", "{}"))
+        );
+        let context = skill_context().with_call("c1", "triage");
+        let findings = verify_record(&read_record(parts.as_bytes()), &context);
+        assert_eq!(
+            names(&findings),
+            ["role-spelled-otherwise", "fence-on-exempt"],
+            "{role:?}"
+        );
+    }
+    let findings = verify_record(
+        &read_record(br#"{"role":"Tool","content":"raw"}"#),
+        &VerifyContext::new(),
+    );
+    assert_eq!(
+        findings[0].to_string(),
+        "conversation record, line 1: role `Tool` is `tool` spelled otherwise: read as a `tool` line, as lenient readers read it"
+    );
+    // Fenced, it is clean but for the note; the other roles are held to their own rules.
+    let fenced = format!(
+        r#"{{"role":"Tool","content":{}}}"#,
+        json(&block("tool:bash", "ok"))
+    );
+    assert_eq!(
+        names(&verify_record(
+            &read_record(fenced.as_bytes()),
+            &VerifyContext::new()
+        )),
+        ["role-spelled-otherwise"]
+    );
+    let replayed = format!(
+        r#"{{"role":"ASSISTANT","content":{}}}"#,
+        json(&block("tool:bash", "ok"))
+    );
+    assert_eq!(
+        names(&verify_record(
+            &read_record(replayed.as_bytes()),
+            &VerifyContext::new()
+        )),
+        ["role-spelled-otherwise", "fence-on-exempt"]
     );
 }
 
