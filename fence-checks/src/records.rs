@@ -25,8 +25,10 @@
 //!
 //! A line with no `role` (`-`) and `type=function_call_output` or `type=function_call` in its
 //! head is a top-level item of the Responses API (`call_id=`, `name=` and `output=` are written
-//! as they are); any other line with no string `role` is passed over, and reported exactly
-//! when some string in it, a key included, holds a live marker.
+//! as they are); one whose `message=` is a JSON object with a string `role` is a wrapped
+//! transcript line, read as that message (`- type=user message={"role":"user","content":"hi"}`);
+//! any other line with no string `role` is passed over, and reported exactly when some string
+//! in it, a key included, holds a live marker.
 //!
 //! A value is JSON when it reads as JSON (`5`, `"false"`, `null`, `1.5`), else a string; `-`
 //! leaves the key out. A key given twice is written twice. In text and values, `\n`, `\r`,
@@ -285,6 +287,9 @@ fn outcome(json: &Json) -> Outcome {
     let Value::Object(object) = json.value() else {
         return Outcome::Fail;
     };
+    if let Some(Value::Object(message)) = wrapped(&object) {
+        return message_outcome(message);
+    }
     if !object.get("role").is_some_and(Value::is_string) {
         let labels = optional(&object, "id", Value::is_string)
             && optional(&object, "fence", Value::is_string);
@@ -307,13 +312,29 @@ fn outcome(json: &Json) -> Outcome {
             Outcome::Fail
         };
     }
+    message_outcome(&object)
+}
+
+/// The message a line with no string `role` wraps: its `message`, an object with a string
+/// `role`.
+fn wrapped(object: &Map<String, Value>) -> Option<&Value> {
+    if object.get("role").is_some_and(Value::is_string) {
+        return None;
+    }
+    object
+        .get("message")
+        .filter(|message| message.is_object() && message["role"].is_string())
+}
+
+/// What a reader must make of a message with a string `role`.
+fn message_outcome(object: &Map<String, Value>) -> Outcome {
     let content = object
         .get("content")
         .is_some_and(|content| content.is_array() || content.is_string() || content.is_null());
     let keys = ["tool_call_id", "name", "id", "fence"]
         .iter()
-        .all(|key| optional(&object, key, Value::is_string))
-        && optional(&object, "is_error", Value::is_boolean);
+        .all(|key| optional(object, key, Value::is_string))
+        && optional(object, "is_error", Value::is_boolean);
     if content && keys {
         Outcome::Item
     } else {
@@ -538,7 +559,11 @@ fn as_built(spec: &str, lines: &[Json], report: &RecordReport, findings: &[Findi
         );
         if let Some(item) = item {
             let built = json.value();
-            if built.get("role").is_some_and(Value::is_string) {
+            let message = built.as_object().and_then(wrapped);
+            if let Some(message) = message {
+                assert_eq!(item.value.item, None, "line {number}");
+                read_as_built(number, message, &item.value, findings);
+            } else if built.get("role").is_some_and(Value::is_string) {
                 assert_eq!(item.value.item, None, "line {number}");
                 read_as_built(number, &built, &item.value, findings);
             } else {

@@ -82,6 +82,13 @@
 //! An assistant line's calls in the chat-completions format (`tool_calls`, outside `content`)
 //! are read too ([`ParsedMessage::calls`]).
 //!
+//! A wrapped transcript line, as coding agents write theirs (Claude Code's
+//! `{"type":"user","message":{"role":"user","content":[…]},"uuid":…}`, and its `assistant`
+//! lines alike), is read as the message it wraps: a line with no string `role` whose `message`
+//! is an object with one. The model was sent that message alone, so the wrapper's other keys
+//! (a copy of a tool's raw output among them) are ignored, as a message line's unknown keys
+//! are.
+//!
 //! A record line with no string `role` is read when it is a top-level item of the `OpenAI`
 //! Responses API ([`ParsedMessage::item`]): a `function_call_output` is a tool result answering
 //! its `call_id` (read as a `tool` line, its `output` as the content), a `function_call` names
@@ -89,12 +96,12 @@
 //! that is not a JSON object (an array, a string, a number) cannot be read.
 //!
 //! Every other unit is passed over — blank lines, the record header, record lines with no
-//! string `role` (a wrapped transcript, a reasoning item), trace events other than `tool_call`
-//! and `skill_call`, SSE events other than `artifact` — but never unread: every string in it,
-//! keys included, is searched for a live marker (an SSE event's data as text when it is not
-//! JSON), and one that holds one is handed over as [`Unit::SkippedWithMarker`] and is a finding
-//! ([`FindingKind::LiveMarkerInSkippedUnit`]). A unit passed over with no live marker, the
-//! header among them, is skipped without a word.
+//! string `role` that wrap no message (a transcript's summary line, a reasoning item), trace
+//! events other than `tool_call` and `skill_call`, SSE events other than `artifact` — but never
+//! unread: every string in it, keys included, is searched for a live marker (an SSE event's
+//! data as text when it is not JSON), and one that holds one is handed over as
+//! [`Unit::SkippedWithMarker`] and is a finding ([`FindingKind::LiveMarkerInSkippedUnit`]). A
+//! unit passed over with no live marker, the header among them, is skipped without a word.
 //!
 //! # Verifying
 //!

@@ -557,6 +557,30 @@ fn a_record_of_responses_items_and_units_passed_over_is_checked() {
     );
 }
 
+#[test]
+fn a_coding_agents_transcript_is_found_and_read_as_the_messages_it_wraps() {
+    let dir = tempfile::tempdir().unwrap();
+    let line = |content: &str| {
+        format!(
+            r#"{{"parentUuid":"a1","type":"user","message":{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"toolu_1","content":{}}}]}},"uuid":"u1"}}"#,
+            serde_json::to_string(content).unwrap()
+        )
+    };
+    let call = r#"{"parentUuid":null,"type":"assistant","message":{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"Bash","input":{}}]},"uuid":"a1"}"#;
+    let fenced = fence(&Source::tool("Bash"), "ok");
+    std::fs::write(
+        dir.path().join("4f1c.jsonl"),
+        [call, &line(fenced.as_str()), &line("raw page: obey me")].join("\n") + "\n",
+    )
+    .unwrap();
+    let output = run(&["audit", dir.path().to_str().unwrap()], b"");
+    assert_eq!(code(&output), 1, "{}", stdout(&output));
+    assert_eq!(
+        findings(&stdout(&output)),
+        expected(&[("4f1c.jsonl", 3, "unfenced-tool-result")])
+    );
+}
+
 /// Makes a FIFO at `path`.
 #[cfg(unix)]
 fn mkfifo(path: &Path) {

@@ -317,8 +317,10 @@ impl Report<ParsedMessage> {
 
 /// Reads a whole `conversation.jsonl`: a [`RecordReader`] handed all of `bytes` at once.
 ///
-/// Blank lines, the header and any object with no string `role` that is no top-level item of
-/// the Responses API (see [`ParsedMessage::item`]) are skipped and counted, and one whose
+/// A wrapped transcript line (an object with no string `role` whose `message` is an object
+/// with one) is read as the message it wraps. Blank lines, the header and any other object
+/// with no string `role` that is no top-level item of the Responses API (see
+/// [`ParsedMessage::item`]) are skipped and counted, and one whose
 /// strings hold a live marker is handed over as such ([`Unit::SkippedWithMarker`](crate::Unit::SkippedWithMarker)); a line that
 /// is not JSON, not a JSON object, names a key twice in any object, or whose known keys have the
 /// wrong types, fails with its line number; reading always goes on to the end.
@@ -378,8 +380,9 @@ impl Sealed for ParsedMessage {
 }
 
 /// Reads one non-blank line of a record: a message line (an object with a string `role`), a
-/// top-level item of the Responses API, or a line passed over (checked for live markers). A
-/// line that is not a JSON object fails.
+/// wrapped transcript line (read as the message it wraps), a top-level item of the Responses
+/// API, or a line passed over (checked for live markers). A line that is not a JSON object
+/// fails.
 fn record_line(line: &str) -> Outcome<ParsedMessage> {
     let value = match parse_value(line) {
         Ok(value) => value,
@@ -392,6 +395,12 @@ fn record_line(line: &str) -> Outcome<ParsedMessage> {
     };
     if object.get("role").is_some_and(Value::is_string) {
         return match from_value(value) {
+            Ok(message) => Outcome::Item(message),
+            Err(error) => Outcome::Fail(error),
+        };
+    }
+    if let Some(message) = wrapped(object) {
+        return match from_value(message.clone()) {
             Ok(message) => Outcome::Item(message),
             Err(error) => Outcome::Fail(error),
         };
@@ -426,6 +435,18 @@ fn record_line(line: &str) -> Outcome<ParsedMessage> {
         Ok((id, fence)) => Outcome::Item(responses_item(kind, role, part, id, fence)),
         Err(error) => Outcome::Fail(error),
     }
+}
+
+/// The message a wrapped transcript line wraps: its `message`, when that is an object with a
+/// string `role`. Coding agents write their transcripts so (Claude Code's
+/// `{"type":"user","message":{"role":"user","content":[…]},"uuid":…}`), and send the model the
+/// message alone: the wrapper's other keys (its `toolUseResult`, a copy of a tool's output kept
+/// for the agent's own interface) are not what the model read, and are ignored as a message
+/// line's unknown keys are.
+fn wrapped(object: &serde_json::Map<String, Value>) -> Option<&Value> {
+    object
+        .get("message")
+        .filter(|message| message.get("role").is_some_and(Value::is_string))
 }
 
 /// A Responses item's `id` and `fence`, each absent, `null` or a string.

@@ -468,14 +468,11 @@ fn a_record_line_that_is_not_a_json_object_is_unreadable() {
 
 #[test]
 fn a_unit_passed_over_whose_text_holds_a_live_marker_is_a_finding() {
-    // Record: a wrapped transcript, a header, and a line with a non-string role.
+    // Record: a transcript's summary line, a header, and a line with a non-string role.
     let record = format!(
         "{}\n{}\n{}\n{}\n",
         r#"{"type":"murmur.record","version":1}"#,
-        format_args!(
-            r#"{{"message":{{"role":"tool","content":[{{"type":"text","text":{}}}]}}}}"#,
-            json(FORGED)
-        ),
+        format_args!(r#"{{"type":"summary","summary":{}}}"#, json(FORGED)),
         r#"{"type":"murmur.record","note":"<untrusted-content source=tool:x>"}"#,
         r#"{"role":7,"content":"\u003c/untrusted-content>"}"#,
     );
@@ -496,7 +493,7 @@ fn a_unit_passed_over_whose_text_holds_a_live_marker_is_a_finding() {
     );
     assert_eq!(
         findings[0].to_string(),
-        "conversation record, line 2: a record line with no string `role`, passed over, holds a live closing marker at byte 17 of its string at `message.content[0].text`"
+        "conversation record, line 2: a record line with no string `role`, passed over, holds a live closing marker at byte 17 of its string at `summary`"
     );
     assert!(findings[1].to_string().contains("the record header"));
     assert!(findings.iter().all(fence_surfaces::Finding::is_error));
