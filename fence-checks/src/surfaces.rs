@@ -264,7 +264,19 @@ pub(crate) fn record_findings(
                     .expect("a part finding points at a part");
                 match (&finding.kind, part) {
                     (FindingKind::UnreadablePart { path, .. }, Part::Other(_)) => {
-                        assert_eq!(path, &format!("content[{index}]"));
+                        // Where the part was read from: a result item's `output` (all of
+                        // it for a screenshot, an `mcp_call`'s `error`), else `content`.
+                        let expected = match line.item.as_deref() {
+                            Some(
+                                "function_call_output"
+                                | "custom_tool_call_output"
+                                | "local_shell_call_output",
+                            ) => format!("output[{index}]"),
+                            Some("computer_call_output") => "output".to_owned(),
+                            Some("mcp_call") => "error".to_owned(),
+                            _ => format!("content[{index}]"),
+                        };
+                        assert_eq!(path, &expected);
                     }
                     (
                         FindingKind::UnreadablePart { path, .. },

@@ -142,6 +142,13 @@ impl Rules {
         if !has_text && has_results && message.fence.source().is_none() {
             return None;
         }
+        // A screenshot is an image: no text to fence.
+        if !has_text
+            && message.item.as_deref() == Some("computer_call_output")
+            && message.fence.source().is_none()
+        {
+            return None;
+        }
         Some(match role(message) {
             "tool" | "function" => self.call(self.line_call(message), message.is_error),
             "assistant" => Expect::Exempt,

@@ -94,7 +94,12 @@ pub(crate) fn check_message(
         .content
         .iter()
         .any(|part| matches!(part, Part::ToolResult { .. }));
-    if has_text || !has_results || message.fence.source().is_some() {
+    // A `computer_call_output` with no text and no label holds a screenshot, or nothing: no
+    // text a fence could mark.
+    let screenshot = !has_text
+        && message.item.as_deref() == Some("computer_call_output")
+        && message.fence.source().is_none();
+    if (has_text || !has_results || message.fence.source().is_some()) && !screenshot {
         check_content(
             &Unit {
                 text: &message.text(),
@@ -151,7 +156,7 @@ fn check_part(
             }
         }
         Part::Other(value) => findings.push(FindingKind::UnreadablePart {
-            path: format!("{}[{index}]", content_key(message)),
+            path: part_path(message, index),
             part_type: Part::type_of(value).map(String::from),
         }),
         Part::Text(_) | Part::ToolUse { .. } | Part::NoText(_) => {}
@@ -170,12 +175,17 @@ fn check_call(id: &str, name: &str, context: &VerifyContext, out: &mut Vec<Findi
     }
 }
 
-/// The key a line's parts are under: a Responses result item's `output`, else `content`.
-fn content_key(message: &ParsedMessage) -> &'static str {
-    if message.item.as_deref() == Some("function_call_output") {
-        "output"
-    } else {
-        "content"
+/// Where a line's part `index` was read from: a Responses result item's `output` (a
+/// screenshot is the whole `output`, and an `mcp_call`'s only part that cannot be read its
+/// `error`), else `content`.
+fn part_path(message: &ParsedMessage, index: usize) -> String {
+    match message.item.as_deref() {
+        Some("function_call_output" | "custom_tool_call_output" | "local_shell_call_output") => {
+            format!("output[{index}]")
+        }
+        Some("computer_call_output") => "output".into(),
+        Some("mcp_call") => "error".into(),
+        _ => format!("content[{index}]"),
     }
 }
 

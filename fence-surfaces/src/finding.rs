@@ -55,8 +55,8 @@ pub struct Location {
     pub frame_id: Option<String>,
     /// The 0-based index, in a record line's `content` array, of the part the finding is about:
     /// a tool result carried as a part, or a part that cannot be read (in a top-level Responses
-    /// `function_call_output`, the index in its `output`). `None` for a finding about the line's
-    /// text, and on the other surfaces.
+    /// item that carries a tool's output, the index of the part read from its `output`). `None`
+    /// for a finding about the line's text, and on the other surfaces.
     pub part: Option<usize>,
 }
 

@@ -90,10 +90,14 @@
 //! are.
 //!
 //! A record line with no string `role` is read when it is a top-level item of the `OpenAI`
-//! Responses API ([`ParsedMessage::item`]): a `function_call_output` is a tool result answering
-//! its `call_id` (read as a `tool` line, its `output` as the content), a `function_call` names
-//! a call (read as an `assistant` line holding it), as the parts of those types are read. A line
-//! that is not a JSON object (an array, a string, a number) cannot be read.
+//! Responses API ([`ParsedMessage::item`]). Every item that carries a tool's output is a tool
+//! result answering its call, read as a `tool` line with that output as its content: a
+//! `function_call_output`, a `custom_tool_call_output`, a `local_shell_call_output`, a
+//! `computer_call_output` (a screenshot: a part with no text, so no text to check) and an
+//! `mcp_call` (a call to an MCP server's tool with its `output`, and its `error`, in one item).
+//! A `function_call` or `custom_tool_call` names a call (read as an `assistant` line holding
+//! it), as the parts of those types are read. A line that is not a JSON object (an array, a
+//! string, a number) cannot be read.
 //!
 //! Every other unit is passed over — blank lines, the record header, record lines with no
 //! string `role` that wrap no message (a transcript's summary line, a reasoning item), trace

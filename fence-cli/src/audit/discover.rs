@@ -243,8 +243,8 @@ fn recognise(path: &Path) -> io::Result<Option<Kind>> {
 /// The surface a file whose first bytes are `head` holds, judged by its first line that is not
 /// blank: an SSE field or comment; a JSON object with a string `event_type` (a trace event), or
 /// a string `role`, a `message` with a string `role` (a wrapped transcript line), a
-/// `murmur.record` header or a top-level Responses `function_call` or `function_call_output`
-/// item (a record line).
+/// `murmur.record` header or a top-level Responses item the record reader reads (a call, or
+/// one that carries a tool's output) (a record line).
 pub(crate) fn sniff(head: &[u8]) -> Option<Kind> {
     let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
     let start = head.iter().position(|b| !b.is_ascii_whitespace())?;
@@ -274,7 +274,16 @@ pub(crate) fn sniff(head: &[u8]) -> Option<Kind> {
                     .is_some_and(serde_json::Value::is_string)
                 || matches!(
                     text("type"),
-                    Some("murmur.record" | "function_call" | "function_call_output")
+                    Some(
+                        "murmur.record"
+                            | "function_call"
+                            | "function_call_output"
+                            | "custom_tool_call"
+                            | "custom_tool_call_output"
+                            | "local_shell_call_output"
+                            | "computer_call_output"
+                            | "mcp_call"
+                    )
                 )
             {
                 Some(Kind::Record)
