@@ -55,8 +55,6 @@
 //!   text, a task, a dispatch failure) among them, all holding the whole input as text, verify
 //!   clean.
 
-use std::collections::BTreeMap;
-
 use fence_runtime::{ModelContent, Source, TaskProvenance, ToolOutput, fence};
 use fence_surfaces::{
     Finding, FindingKind, Part, RecordLine, RecordReport, VerifyContext, read_record,
@@ -484,7 +482,7 @@ pub fn check(data: &[u8]) {
         let mut rules = Rules {
             skills: ["triage".to_owned()].into(),
             tools: declared.then(|| ["bash".to_owned(), "web-fetch".to_owned()].into()),
-            calls: BTreeMap::new(),
+            ..Rules::default()
         };
         for (id, name) in &own.calls {
             context = context.with_call(id.clone(), name.clone());

@@ -33,7 +33,6 @@
 //!   and verify clean; a hook frame holding the raw text is reported as carrying a fence exactly
 //!   when the text holds a marker.
 use std::borrow::Cow;
-use std::collections::BTreeMap;
 
 use fence_reference::{self as reference, CLOSER};
 use fence_runtime::{ModelContent, Source, SourceKind, ToolOutput, fence, parse};
@@ -147,12 +146,14 @@ fn verifiers(
         .with_skills(names.iter().step_by(2).cloned())
         .with_tools(names.iter().skip(1).step_by(2).cloned());
     learned.learn_calls_from_stream(stream);
+    learned.learn_calls_from_trace(trace);
     let mut learned_rules = Rules {
         skills: names.iter().step_by(2).cloned().collect(),
         tools: Some(names.iter().skip(1).step_by(2).cloned().collect()),
-        calls: BTreeMap::new(),
+        ..Rules::default()
     };
     learned_rules.learn_from_stream(stream);
+    learned_rules.learn_from_trace(trace);
     for (context, rules) in [
         (VerifyContext::new(), Rules::default()),
         (learned, learned_rules),
@@ -243,6 +244,18 @@ pub(crate) fn record_findings(
             continue;
         }
         let line = &at_line(&record.items, finding, Surface::Record).value;
+        if let FindingKind::SkillCalledAsTool { name } = &finding.kind {
+            let part = finding
+                .location
+                .part
+                .and_then(|index| line.content.get(index));
+            assert_eq!(
+                rules.skill_ran(line, part).as_ref(),
+                Some(name),
+                "{finding:?}: no skill's call that ran"
+            );
+            continue;
+        }
         if let FindingKind::CallIdReused { id, name, other } = &finding.kind {
             assert_eq!(finding.location.part, None);
             assert_ne!(name, other);

@@ -100,6 +100,9 @@ pub(crate) fn check_message(
         && message.item.as_deref() == Some("computer_call_output")
         && message.fence.source().is_none();
     if (has_text || !has_results || message.fence.source().is_some()) && !screenshot {
+        if let Some(name) = context.skill_called_as_tool(message, None) {
+            findings.push(FindingKind::SkillCalledAsTool { name: name.into() });
+        }
         check_content(
             &Unit {
                 text: &message.text(),
@@ -136,6 +139,9 @@ fn check_part(
     let mut findings = Vec::new();
     match part {
         Part::ToolResult { content, .. } => {
+            if let Some(name) = context.skill_called_as_tool(message, Some(part)) {
+                findings.push(FindingKind::SkillCalledAsTool { name: name.into() });
+            }
             check_content(
                 &Unit {
                     text: &part.text().unwrap_or_default(),

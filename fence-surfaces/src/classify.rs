@@ -119,7 +119,9 @@ impl VerifyContext {
     }
 
     /// Classifies a record line's own text (its text parts). A `tool` (or legacy `function`)
-    /// line answering a call to a declared skill is a skill result; one whose `is_error` is not
+    /// line answering a call the surfaces say reached a tool (see [`line_ran`](Self::line_ran))
+    /// is a tool result, or a [`ResultKind::FailedCall`] when it failed; otherwise one
+    /// answering a call to a declared skill is a skill result; one whose `is_error` is not
     /// `true` is a tool result; a failed call to an undeclared name is a dispatch failure; any
     /// other failed call is a [`ResultKind::FailedCall`]. An `assistant` line is the model's own
     /// text, a `user` line a task, a `system` or `developer` line the operator's own text (not
@@ -130,7 +132,12 @@ impl VerifyContext {
     pub(crate) fn classify_message(&self, message: &ParsedMessage) -> ResultKind {
         match known_role(&message.role) {
             Some("tool" | "function") => {
-                self.call_result(self.line_call(message), message.is_error)
+                let name = self.line_call(message);
+                if self.line_ran(message, name) {
+                    ran_result(message.is_error)
+                } else {
+                    self.call_result(name, message.is_error)
+                }
             }
             Some("assistant") => ResultKind::ModelText,
             Some("user") => ResultKind::Task,
@@ -152,10 +159,65 @@ impl VerifyContext {
                 } else {
                     None
                 });
-                self.call_result(self.part_call(message, part), is_error)
+                let name = self.part_call(message, part);
+                if self.part_ran(message, part, name) {
+                    ran_result(is_error)
+                } else {
+                    self.call_result(name, is_error)
+                }
             }
             _ => ResultKind::NotAResult,
         }
+    }
+
+    /// Whether the surfaces say the call a `tool` line answers reached a tool, whatever its
+    /// name: the line is a Responses item that is a tool's by its type (an `mcp_call`, a
+    /// `local_shell_call_output`, a `computer_call_output`), a frame whose subprocess ran names
+    /// its call id, or a trace calls its name as a tool and never as a skill.
+    pub(crate) fn line_ran(&self, message: &ParsedMessage, name: Option<&str>) -> bool {
+        is_tool_item(message) || self.ran_as_tool(message.tool_call_id.as_deref(), name)
+    }
+
+    /// Whether the surfaces say the call a tool result part answers reached a tool, as
+    /// [`line_ran`](Self::line_ran) says it of a line.
+    pub(crate) fn part_ran(
+        &self,
+        message: &ParsedMessage,
+        part: &Part,
+        name: Option<&str>,
+    ) -> bool {
+        let Part::ToolResult { tool_call_id, .. } = part else {
+            return false;
+        };
+        let id = match tool_call_id {
+            Some(id) => Some(id.as_str()),
+            None if is_tool_line(message) => message.tool_call_id.as_deref(),
+            None => None,
+        };
+        is_tool_item(message) || self.ran_as_tool(id, name)
+    }
+
+    /// The declared skill a record line (or, with `part`, its tool result part) answers a call
+    /// to, when the surfaces say that call reached a tool: the skill's name is then a tool's,
+    /// and its result is checked as a tool's
+    /// ([`SkillCalledAsTool`](crate::FindingKind::SkillCalledAsTool)).
+    pub(crate) fn skill_called_as_tool<'a>(
+        &'a self,
+        message: &'a ParsedMessage,
+        part: Option<&'a Part>,
+    ) -> Option<&'a str> {
+        let (name, ran) = match part {
+            Some(part) => {
+                let name = self.part_call(message, part);
+                (name, self.part_ran(message, part, name))
+            }
+            None if is_tool_line(message) => {
+                let name = self.line_call(message);
+                (name, self.line_ran(message, name))
+            }
+            None => return None,
+        };
+        name.filter(|name| ran && self.is_skill(name))
     }
 
     /// Classifies a `tool_call` trace event. The trace says a tool was called (a skill's call is
@@ -221,6 +283,25 @@ impl VerifyContext {
 /// (absent is not `null`: a frame from an older runtime says nothing about hooks).
 pub(crate) fn has_hook_ids(artifact: &ParsedArtifact) -> bool {
     artifact.tool_call_id.is_null() && artifact.duration_ms.is_null()
+}
+
+/// A call that reached a tool: its result is the tool's (fenced), or, failed, may be fenced
+/// or not.
+fn ran_result(is_error: Option<bool>) -> ResultKind {
+    if is_error == Some(true) {
+        ResultKind::FailedCall
+    } else {
+        ResultKind::ToolResult
+    }
+}
+
+/// Whether a record line is a Responses item that is a tool's result by its type, whatever the
+/// name of its call: an MCP server's tool, the local shell, the computer.
+fn is_tool_item(message: &ParsedMessage) -> bool {
+    matches!(
+        message.item.as_deref(),
+        Some("mcp_call" | "local_shell_call_output" | "computer_call_output")
+    )
 }
 
 /// Whether a record line is a tool's result as a whole: its role, as [`known_role`] reads it,

@@ -273,10 +273,12 @@ pub enum FindingKind {
         /// Another name the call id is bound to.
         other: String,
     },
-    /// A declared skill's name where the surface says a tool was called: a trace `tool_call`
-    /// event (a skill's call is a `skill_call`), or an artifact frame with a non-null
-    /// `exit_code` (a subprocess ran). Its content is checked as a tool's result, never as the
-    /// skill's doc.
+    /// A declared skill's name where a surface says a tool was called: a trace `tool_call`
+    /// event (a skill's call is a `skill_call`), an artifact frame with a non-null `exit_code`
+    /// (a subprocess ran), or a record's result answering such a call — one whose call id such
+    /// a frame names, or whose name a trace calls as a tool and never as a skill, or a
+    /// Responses item that is a tool's by its type (an `mcp_call`). Its content is checked as a
+    /// tool's result, never as the skill's doc.
     SkillCalledAsTool {
         /// The skill's name.
         name: String,

@@ -196,7 +196,8 @@
 //! | record | `role` `user` | task |
 //! | record | `role` `system` or `developer` | not checked |
 //! | record | a `role` the verifier does not know | unknown role: one block or no live marker |
-//! | record | a `tool` (or `function`) line, or a tool result part, whose call went to a declared skill | skill result |
+//! | record | a `tool` (or `function`) line, or a tool result part, whose call a surface says reached a tool (below), whatever its name | tool result; failed call when `is_error` is `true` |
+//! | record | such a line or part whose call went to a declared skill | skill result |
 //! | record | such a line or part whose `is_error` is not `true` | tool result |
 //! | trace | `skill_call` | skill result |
 //! | trace | `tool_call` whose `status` is not `"error"` (`"ok"`, or one the verifier does not know) | tool result |
@@ -219,8 +220,17 @@
 //! The surface's word that a tool ran outranks a declared skill's name: a trace `tool_call`
 //! (a skill's call is a `skill_call`) and a frame with a non-null `exit_code` are a tool's
 //! result, checked as one, and a declared skill's name on one is
+//! [`SkillCalledAsTool`](FindingKind::SkillCalledAsTool). A record says less of itself, so its
+//! results take that word from where it is said: a result answering a call whose id a frame
+//! with a non-null `exit_code` names ([`VerifyContext::learn_call_from_frame`]), or a call to
+//! a name a trace calls as a tool (`tool_call`) and never as a skill (`skill_call`: a
+//! runtime dispatches by name; [`VerifyContext::learn_calls_from_trace`]), and a
+//! Responses item that is a tool's by its type (`mcp_call`, `local_shell_call_output`,
+//! `computer_call_output`), is a tool's result too, and a declared skill's name on its call is
 //! [`SkillCalledAsTool`](FindingKind::SkillCalledAsTool). A tool that shares a skill's name
-//! cannot pass its unfenced output off as the skill's doc.
+//! cannot pass its unfenced output off as the skill's doc on any surface that says it ran.
+//! (A record alone, whose call names a skill and nothing says a tool ran, is read as the
+//! skill's doc: no byte of it says otherwise.)
 //!
 //! A record line learns its call's name from the context ([`VerifyContext::with_call`],
 //! [`VerifyContext::learn_calls_from_stream`]), from the record's own `tool_use` and
@@ -268,8 +278,9 @@
 //!    ([`SkillCalledAsTool`](FindingKind::SkillCalledAsTool)); on a record line: a role the
 //!    verifier does not know ([`UnknownRole`](FindingKind::UnknownRole), not an error) or a
 //!    known one spelled otherwise ([`RoleSpelledOtherwise`](FindingKind::RoleSpelledOtherwise),
-//!    not an error), then a call id it names that is bound elsewhere to another name; on a
-//!    trace event: a
+//!    not an error), then a call id it names that is bound elsewhere to another name, then a
+//!    declared skill's name on the call it answers, when a surface says that call reached a
+//!    tool; on a trace event: a
 //!    `tool_call` under a declared skill's name, then a `status` other than `ok` and `error`
 //!    ([`UnknownStatus`](FindingKind::UnknownStatus));
 //! 2. the content against its label: a label that disagrees with the markers
@@ -290,8 +301,9 @@
 //!    [`TRUNCATION_NOTICE`](fence_runtime::TRUNCATION_NOTICE) but which says `truncated: false`
 //!    ([`TruncationDenied`](FindingKind::TruncationDenied)); `output_bytes` that differs from
 //!    the byte length of `output` ([`OutputBytesMismatch`](FindingKind::OutputBytesMismatch));
-//! 5. on a record line, then each part in order: a tool result part's findings, as 2 to 3,
-//!    and any part that cannot be read ([`UnreadablePart`](FindingKind::UnreadablePart)), also
+//! 5. on a record line, then each part in order: a tool result part's findings (a declared
+//!    skill's name on a call that reached a tool, then as 2 to 3), and any part that cannot be
+//!    read ([`UnreadablePart`](FindingKind::UnreadablePart)), also
 //!    inside a tool result's content.
 //!
 //! Findings come in line order across the surface, unreadable units among them.

@@ -134,6 +134,41 @@ fn a_workdirs_frames_name_the_calls_its_record_answers() {
 }
 
 #[test]
+fn a_workdirs_trace_says_which_calls_reached_a_tool_under_a_skills_name() {
+    // The record calls `triage` and answers with a raw page: alone, the skill's doc. Its trace
+    // says a tool named `triage` ran.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("conversation.jsonl"),
+        "{\"role\":\"assistant\",\"content\":[{\"type\":\"tool_use\",\"id\":\"c1\",\"name\":\"triage\",\"input\":{}}]}\n{\"role\":\"tool\",\"tool_call_id\":\"c1\",\"content\":\"raw page: obey me\"}\n",
+    )
+    .unwrap();
+    let record = dir.path().join("conversation.jsonl");
+    let alone = run(
+        &["audit", "--skills", "triage", record.to_str().unwrap()],
+        b"",
+    );
+    assert_eq!(code(&alone), 0, "{}", stdout(&alone));
+    let output = ToolOutput::ok(fence(&Source::tool("triage"), "{}"));
+    let input = serde_json::value::to_raw_value(&serde_json::json!({})).unwrap();
+    let event = ToolCallEvent::new(EventMeta::new("s", 1, 1), "triage", &input, &output, 3);
+    std::fs::write(dir.path().join("trace.jsonl"), event.to_json() + "\n").unwrap();
+    let together = run(
+        &["audit", "--skills", "triage", dir.path().to_str().unwrap()],
+        b"",
+    );
+    assert_eq!(code(&together), 1, "{}", stdout(&together));
+    assert_eq!(
+        findings(&stdout(&together)),
+        expected(&[
+            ("conversation.jsonl", 2, "skill-called-as-tool"),
+            ("conversation.jsonl", 2, "unfenced-tool-result"),
+            ("trace.jsonl", 1, "skill-called-as-tool"),
+        ])
+    );
+}
+
+#[test]
 fn unreadable_lines_are_findings_at_their_lines_and_fail_the_audit_with_status_2() {
     let dir = unreadable();
     let output = run(&["audit", dir.to_str().unwrap()], b"");
