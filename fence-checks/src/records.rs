@@ -23,10 +23,15 @@
 //! | `=json` | the JSON value itself as the part |
 //! | anything else | `{"type":kind,"text":text}` |
 //!
-//! A line with no `role` (`-`) and `type=function_call_output` or `type=function_call` in its
-//! head is a top-level item of the Responses API (`call_id=`, `name=` and `output=` are written
-//! as they are); any other line with no string `role` is passed over, and reported exactly
-//! when some string in it, a key included, holds a live marker.
+//! A line with no `role` (`-`) and a `type=` the reader reads as a Responses item in its head
+//! (`function_call`, `custom_tool_call`, and the items that carry a tool's output:
+//! `function_call_output`, `custom_tool_call_output`, `local_shell_call_output`,
+//! `computer_call_output`, `mcp_call`) is a top-level item of the Responses API (`call_id=`,
+//! `name=`, `output=`, `error=` are written as they are); one whose `message=` is a JSON object
+//! with a string `role` is a wrapped transcript line, read as that message
+//! (`- type=user message={"role":"user","content":"hi"}`); any other line with no string `role`
+//! is passed over, and reported exactly when some string in it, a key included, holds a live
+//! marker.
 //!
 //! A value is JSON when it reads as JSON (`5`, `"false"`, `null`, `1.5`), else a string; `-`
 //! leaves the key out. A key given twice is written twice. In text and values, `\n`, `\r`,
@@ -49,8 +54,6 @@
 //! - lines written by `RecordLine` (a fenced tool result and error, a skill's doc, the model's
 //!   text, a task, a dispatch failure) among them, all holding the whole input as text, verify
 //!   clean.
-
-use std::collections::BTreeMap;
 
 use fence_runtime::{ModelContent, Source, TaskProvenance, ToolOutput, fence};
 use fence_surfaces::{
@@ -285,18 +288,38 @@ fn outcome(json: &Json) -> Outcome {
     let Value::Object(object) = json.value() else {
         return Outcome::Fail;
     };
+    if let Some(Value::Object(message)) = wrapped(&object) {
+        return message_outcome(message);
+    }
     if !object.get("role").is_some_and(Value::is_string) {
         let labels = optional(&object, "id", Value::is_string)
             && optional(&object, "fence", Value::is_string);
+        let text_or_parts = |output: &Value| output.is_string() || output.is_array();
+        let result = |id_key: &str, output: fn(&Value) -> bool| {
+            optional(&object, id_key, Value::is_string)
+                && optional(&object, "is_error", Value::is_boolean)
+                && optional(&object, "output", output)
+        };
         let readable = match object.get("type").and_then(Value::as_str) {
-            Some("function_call_output") => {
-                optional(&object, "call_id", Value::is_string)
-                    && optional(&object, "is_error", Value::is_boolean)
-                    && optional(&object, "output", |output| {
-                        output.is_string() || output.is_array()
+            Some("function_call_output" | "custom_tool_call_output") => {
+                result("call_id", text_or_parts)
+            }
+            Some("local_shell_call_output") if object.contains_key("call_id") => {
+                result("call_id", text_or_parts)
+            }
+            Some("local_shell_call_output") => result("id", text_or_parts),
+            Some("computer_call_output") => result("call_id", |output| {
+                output.is_string() || output.is_array() || output.is_object()
+            }),
+            Some("mcp_call") => {
+                ["id", "name", "output"]
+                    .iter()
+                    .all(|key| optional(&object, key, Value::is_string))
+                    && optional(&object, "error", |error| {
+                        error.is_string() || error.is_object()
                     })
             }
-            Some("function_call") => ["call_id", "name"]
+            Some("function_call" | "custom_tool_call") => ["call_id", "name"]
                 .iter()
                 .all(|key| object.get(*key).is_some_and(Value::is_string)),
             _ => return Outcome::Skip,
@@ -307,13 +330,29 @@ fn outcome(json: &Json) -> Outcome {
             Outcome::Fail
         };
     }
+    message_outcome(&object)
+}
+
+/// The message a line with no string `role` wraps: its `message`, an object with a string
+/// `role`.
+fn wrapped(object: &Map<String, Value>) -> Option<&Value> {
+    if object.get("role").is_some_and(Value::is_string) {
+        return None;
+    }
+    object
+        .get("message")
+        .filter(|message| message.is_object() && message["role"].is_string())
+}
+
+/// What a reader must make of a message with a string `role`.
+fn message_outcome(object: &Map<String, Value>) -> Outcome {
     let content = object
         .get("content")
         .is_some_and(|content| content.is_array() || content.is_string() || content.is_null());
     let keys = ["tool_call_id", "name", "id", "fence"]
         .iter()
-        .all(|key| optional(&object, key, Value::is_string))
-        && optional(&object, "is_error", Value::is_boolean);
+        .all(|key| optional(object, key, Value::is_string))
+        && optional(object, "is_error", Value::is_boolean);
     if content && keys {
         Outcome::Item
     } else {
@@ -443,7 +482,7 @@ pub fn check(data: &[u8]) {
         let mut rules = Rules {
             skills: ["triage".to_owned()].into(),
             tools: declared.then(|| ["bash".to_owned(), "web-fetch".to_owned()].into()),
-            calls: BTreeMap::new(),
+            ..Rules::default()
         };
         for (id, name) in &own.calls {
             context = context.with_call(id.clone(), name.clone());
@@ -538,7 +577,11 @@ fn as_built(spec: &str, lines: &[Json], report: &RecordReport, findings: &[Findi
         );
         if let Some(item) = item {
             let built = json.value();
-            if built.get("role").is_some_and(Value::is_string) {
+            let message = built.as_object().and_then(wrapped);
+            if let Some(message) = message {
+                assert_eq!(item.value.item, None, "line {number}");
+                read_as_built(number, message, &item.value, findings);
+            } else if built.get("role").is_some_and(Value::is_string) {
                 assert_eq!(item.value.item, None, "line {number}");
                 read_as_built(number, &built, &item.value, findings);
             } else {
@@ -587,9 +630,9 @@ fn item_as_built(
     assert_eq!(message.item.as_deref(), Some(kind), "line {number}");
     assert_eq!(message.fence.source(), text("fence"));
     assert_eq!(message.id.as_deref(), text("id"));
-    assert_eq!(message.name, None);
     let mut expected_paths = Vec::new();
-    if kind == "function_call" {
+    if matches!(kind, "function_call" | "custom_tool_call") {
+        assert_eq!(message.name, None);
         assert_eq!(message.role, "assistant");
         assert_eq!(message.tool_call_id, None);
         assert_eq!(
@@ -599,13 +642,123 @@ fn item_as_built(
                 name: text("name").unwrap().into()
             }]
         );
+    } else if kind == "mcp_call" {
+        mcp_call_as_built(number, built, message, &mut expected_paths);
     } else {
-        assert_eq!(message.role, "tool");
-        assert_eq!(message.tool_call_id.as_deref(), text("call_id"));
-        assert_eq!(message.is_error, get("is_error").and_then(Value::as_bool));
+        result_as_built(number, kind, built, message, &mut expected_paths);
+    }
+    let mut paths: Vec<String> = findings
+        .iter()
+        .filter(|finding| finding.location.line == number)
+        .filter_map(|finding| match &finding.kind {
+            FindingKind::UnreadablePart { path, .. } => Some(path.clone()),
+            _ => None,
+        })
+        .collect();
+    paths.sort();
+    expected_paths.sort();
+    assert_eq!(paths, expected_paths, "line {number}: unreadable parts");
+}
+
+/// An `mcp_call` was read as a `tool` line answering its `id`, named its `name`: its output's
+/// text, then its error's (a string, or an object's `message` and `content`, or the object
+/// itself when it has neither, a part that cannot be read at `error`).
+fn mcp_call_as_built(
+    number: usize,
+    built: &Value,
+    message: &fence_surfaces::ParsedMessage,
+    expected_paths: &mut Vec<String>,
+) {
+    let get = |key: &str| built.get(key).filter(|value| !value.is_null());
+    let text = |key: &str| get(key).and_then(Value::as_str);
+    assert_eq!(message.role, "tool");
+    assert_eq!(message.tool_call_id.as_deref(), text("id"));
+    assert_eq!(message.name.as_deref(), text("name"));
+    let error = get("error");
+    assert_eq!(message.is_error, Some(error.is_some()), "line {number}");
+    let mut expected: Vec<Read> = text("output")
+        .map(|t| Read::Text(t.into()))
+        .into_iter()
+        .collect();
+    match error {
+        Some(Value::String(error)) => expected.push(Read::Text(error.clone())),
+        Some(error) => {
+            let before = expected.len();
+            if let Some(message) = error.get("message").and_then(Value::as_str) {
+                expected.push(Read::Text(message.into()));
+            }
+            match error.get("content") {
+                Some(Value::String(text)) => expected.push(Read::Text(text.clone())),
+                Some(Value::Array(parts)) => {
+                    expected.extend(parts.iter().map(|part| match read(part) {
+                        read @ (Read::Text(_) | Read::NoText) => read,
+                        _ => Read::Unreadable,
+                    }));
+                }
+                _ => {}
+            }
+            if expected.len() == before {
+                expected.push(Read::Unreadable);
+            }
+        }
+        None => {}
+    }
+    assert_eq!(
+        message.content.len(),
+        expected.len(),
+        "line {number}: parts"
+    );
+    for (part, expected) in message.content.iter().zip(expected) {
+        match (expected, part) {
+            (Read::Text(text), Part::Text(read)) => assert_eq!(read, &text),
+            (Read::NoText, Part::NoText(_)) => {}
+            (Read::Unreadable, Part::Other(_)) => expected_paths.push("error".to_owned()),
+            (expected, part) => {
+                panic!("line {number}: read as {part:?}, built as {expected:?}")
+            }
+        }
+    }
+}
+
+/// A result item was read as a `tool` line answering its call, its `output` as its content (a
+/// screenshot as a part with no text, or one that cannot be read at `output`).
+fn result_as_built(
+    number: usize,
+    kind: &str,
+    built: &Value,
+    message: &fence_surfaces::ParsedMessage,
+    expected_paths: &mut Vec<String>,
+) {
+    let get = |key: &str| built.get(key).filter(|value| !value.is_null());
+    let text = |key: &str| get(key).and_then(Value::as_str);
+    assert_eq!(message.name, None);
+    assert_eq!(message.role, "tool");
+    let id_key = if kind == "local_shell_call_output" && built.get("call_id").is_none() {
+        "id"
+    } else {
+        "call_id"
+    };
+    assert_eq!(message.tool_call_id.as_deref(), text(id_key));
+    assert_eq!(message.is_error, get("is_error").and_then(Value::as_bool));
+    if let (true, Some(output @ Value::Object(_))) = (kind == "computer_call_output", get("output"))
+    {
+        let screenshot = output.get("type").and_then(Value::as_str) == Some("computer_screenshot")
+            && !holds_marker(output);
+        if screenshot {
+            assert_eq!(
+                message.content,
+                [Part::NoText("computer_screenshot".into())]
+            );
+        } else {
+            assert_eq!(message.content, [Part::Other(output.clone())]);
+            expected_paths.push("output".to_owned());
+        }
+    } else {
         let parts: Vec<Value> = match get("output") {
             Some(Value::Array(parts)) => parts.clone(),
-            Some(Value::String(text)) => vec![serde_json::json!({"type": "text", "text": text})],
+            Some(Value::String(text)) => {
+                vec![serde_json::json!({"type": "text", "text": text})]
+            }
             _ => Vec::new(),
         };
         assert_eq!(message.content.len(), parts.len(), "line {number}: parts");
@@ -620,17 +773,6 @@ fn item_as_built(
             }
         }
     }
-    let mut paths: Vec<String> = findings
-        .iter()
-        .filter(|finding| finding.location.line == number)
-        .filter_map(|finding| match &finding.kind {
-            FindingKind::UnreadablePart { path, .. } => Some(path.clone()),
-            _ => None,
-        })
-        .collect();
-    paths.sort();
-    expected_paths.sort();
-    assert_eq!(paths, expected_paths, "line {number}: unreadable parts");
 }
 
 /// A readable line was read as it was built, and exactly its unreadable parts are findings.

@@ -33,7 +33,6 @@
 //!   and verify clean; a hook frame holding the raw text is reported as carrying a fence exactly
 //!   when the text holds a marker.
 use std::borrow::Cow;
-use std::collections::BTreeMap;
 
 use fence_reference::{self as reference, CLOSER};
 use fence_runtime::{ModelContent, Source, SourceKind, ToolOutput, fence, parse};
@@ -147,12 +146,14 @@ fn verifiers(
         .with_skills(names.iter().step_by(2).cloned())
         .with_tools(names.iter().skip(1).step_by(2).cloned());
     learned.learn_calls_from_stream(stream);
+    learned.learn_calls_from_trace(trace);
     let mut learned_rules = Rules {
         skills: names.iter().step_by(2).cloned().collect(),
         tools: Some(names.iter().skip(1).step_by(2).cloned().collect()),
-        calls: BTreeMap::new(),
+        ..Rules::default()
     };
     learned_rules.learn_from_stream(stream);
+    learned_rules.learn_from_trace(trace);
     for (context, rules) in [
         (VerifyContext::new(), Rules::default()),
         (learned, learned_rules),
@@ -243,6 +244,18 @@ pub(crate) fn record_findings(
             continue;
         }
         let line = &at_line(&record.items, finding, Surface::Record).value;
+        if let FindingKind::SkillCalledAsTool { name } = &finding.kind {
+            let part = finding
+                .location
+                .part
+                .and_then(|index| line.content.get(index));
+            assert_eq!(
+                rules.skill_ran(line, part).as_ref(),
+                Some(name),
+                "{finding:?}: no skill's call that ran"
+            );
+            continue;
+        }
         if let FindingKind::CallIdReused { id, name, other } = &finding.kind {
             assert_eq!(finding.location.part, None);
             assert_ne!(name, other);
@@ -264,7 +277,19 @@ pub(crate) fn record_findings(
                     .expect("a part finding points at a part");
                 match (&finding.kind, part) {
                     (FindingKind::UnreadablePart { path, .. }, Part::Other(_)) => {
-                        assert_eq!(path, &format!("content[{index}]"));
+                        // Where the part was read from: a result item's `output` (all of
+                        // it for a screenshot, an `mcp_call`'s `error`), else `content`.
+                        let expected = match line.item.as_deref() {
+                            Some(
+                                "function_call_output"
+                                | "custom_tool_call_output"
+                                | "local_shell_call_output",
+                            ) => format!("output[{index}]"),
+                            Some("computer_call_output") => "output".to_owned(),
+                            Some("mcp_call") => "error".to_owned(),
+                            _ => format!("content[{index}]"),
+                        };
+                        assert_eq!(path, &expected);
                     }
                     (
                         FindingKind::UnreadablePart { path, .. },
@@ -446,6 +471,34 @@ fn at_line<'a, T>(items: &'a [Located<T>], finding: &Finding, surface: Surface) 
         })
 }
 
+/// A role finding is true of its role: one read as a known role it spells otherwise (in
+/// another ASCII casing, with ASCII whitespace around it), or one that is none of the known
+/// roles and spells none of `user`, `assistant`, `tool`, `function`.
+fn role_consistent(role: &str, read_as: Option<&str>) {
+    const KNOWN: [&str; 6] = [
+        "user",
+        "assistant",
+        "tool",
+        "function",
+        "system",
+        "developer",
+    ];
+    let folded = role
+        .trim_matches(|c: char| c.is_ascii_whitespace())
+        .to_ascii_lowercase();
+    if let Some(read_as) = read_as {
+        assert_ne!(role, read_as);
+        assert!(KNOWN[..4].contains(&read_as));
+        assert_eq!(folded, read_as);
+    } else {
+        assert!(!KNOWN.contains(&role));
+        assert!(
+            !KNOWN[..4].contains(&folded.as_str()),
+            "{role:?} spells a known role"
+        );
+    }
+}
+
 /// Checks that a finding says something true of its unit's text and label.
 fn consistent(kind: &FindingKind, text: &str, label: Option<&Label>) {
     let block = parse(text);
@@ -514,19 +567,8 @@ fn consistent(kind: &FindingKind, text: &str, label: Option<&Label>) {
         } => {
             assert!(exit_code.is_some() || *is_error != Some(false));
         }
-        FindingKind::UnknownRole { role } => {
-            assert!(
-                ![
-                    "user",
-                    "assistant",
-                    "tool",
-                    "function",
-                    "system",
-                    "developer"
-                ]
-                .contains(&role.as_str())
-            );
-        }
+        FindingKind::UnknownRole { role } => role_consistent(role, None),
+        FindingKind::RoleSpelledOtherwise { role, read_as } => role_consistent(role, Some(read_as)),
         FindingKind::UnreadableUnit { .. }
         | FindingKind::UnreadablePart { .. }
         | FindingKind::UnknownStatus { .. } => {

@@ -40,6 +40,12 @@ pub(crate) struct Rules {
     pub(crate) tools: Option<BTreeSet<String>>,
     /// Every name each call id is bound to.
     pub(crate) calls: BTreeMap<String, BTreeSet<String>>,
+    /// The call ids a frame whose subprocess ran names.
+    pub(crate) ran_calls: BTreeSet<String>,
+    /// The names a trace's `tool_call` events name.
+    pub(crate) ran_names: BTreeSet<String>,
+    /// The names a trace's `skill_call` events name.
+    pub(crate) skill_calls: BTreeSet<String>,
 }
 
 impl Rules {
@@ -50,7 +56,66 @@ impl Rules {
             if let (Some(id), Some(name)) = (artifact.tool_call_id.value(), &artifact.tool_name) {
                 self.bind(id, name);
             }
+            if let (Some(id), Some(_)) = (artifact.tool_call_id.value(), artifact.exit_code) {
+                self.ran_calls.insert(id.clone());
+            }
         }
+    }
+
+    /// Learns the names a trace says were called as tools, as
+    /// `VerifyContext::learn_calls_from_trace`.
+    pub(crate) fn learn_from_trace(&mut self, trace: &TraceReport) {
+        for item in &trace.items {
+            match &item.value {
+                ParsedEvent::ToolCall(call) => {
+                    self.ran_names.insert(call.tool_name.clone());
+                }
+                ParsedEvent::SkillCall(call) => {
+                    self.skill_calls.insert(call.skill_name.clone());
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Whether a result answering call `id` to `name` in `message` is a tool's whatever the
+    /// name: a Responses item of a tool's type, a call a frame says ran, or a call to a name a
+    /// trace calls as a tool and never as a skill.
+    fn ran(&self, message: &ParsedMessage, id: Option<&str>, name: Option<&str>) -> bool {
+        matches!(
+            message.item.as_deref(),
+            Some("mcp_call" | "local_shell_call_output" | "computer_call_output")
+        ) || id.is_some_and(|id| self.ran_calls.contains(id))
+            || name.is_some_and(|name| {
+                self.ran_names.contains(name) && !self.skill_calls.contains(name)
+            })
+    }
+
+    /// The result of a call to `name` that ran: a tool's, or a failed call's.
+    fn ran_call(is_error: Option<bool>, name: Option<&str>) -> Expect {
+        if is_error == Some(true) {
+            Expect::BlockOrPlain
+        } else {
+            Expect::ToolResult(name.map(String::from))
+        }
+    }
+
+    /// The skill whose name a record line's result (or its part's) answers a call to, when
+    /// that call ran as a tool: a skill called as a tool.
+    pub(crate) fn skill_ran(&self, message: &ParsedMessage, part: Option<&Part>) -> Option<String> {
+        let tool_line = matches!(role(message), "tool" | "function");
+        let part_id = match part {
+            Some(Part::ToolResult { tool_call_id, .. }) => tool_call_id.as_deref(),
+            Some(_) => return None,
+            None => None,
+        };
+        let (id, name) = match part_id {
+            Some(id) => (Some(id), self.call_name(id)),
+            None if tool_line => (message.tool_call_id.as_deref(), self.line_call(message)),
+            None => return None,
+        };
+        name.filter(|name| self.skills.contains(*name) && self.ran(message, id, Some(*name)))
+            .map(String::from)
     }
 
     /// Learns the calls a record's lines name (call parts and `tool_calls` lists, as the
@@ -142,8 +207,22 @@ impl Rules {
         if !has_text && has_results && message.fence.source().is_none() {
             return None;
         }
-        Some(match message.role.as_str() {
-            "tool" | "function" => self.call(self.line_call(message), message.is_error),
+        // A screenshot is an image: no text to fence.
+        if !has_text
+            && message.item.as_deref() == Some("computer_call_output")
+            && message.fence.source().is_none()
+        {
+            return None;
+        }
+        Some(match role(message) {
+            "tool" | "function" => {
+                let name = self.line_call(message);
+                if self.ran(message, message.tool_call_id.as_deref(), name) {
+                    Self::ran_call(message.is_error, name)
+                } else {
+                    self.call(name, message.is_error)
+                }
+            }
             "assistant" => Expect::Exempt,
             "user" => Expect::Task,
             "system" | "developer" => Expect::Anything,
@@ -161,14 +240,18 @@ impl Rules {
         else {
             return Expect::Anything;
         };
-        let tool_line = matches!(message.role.as_str(), "tool" | "function");
+        let tool_line = matches!(role(message), "tool" | "function");
         let is_error = is_error.or(if tool_line { message.is_error } else { None });
-        let name = match tool_call_id {
-            Some(id) => self.call_name(id),
-            None if tool_line => self.line_call(message),
-            None => None,
+        let (id, name) = match tool_call_id {
+            Some(id) => (Some(id.as_str()), self.call_name(id)),
+            None if tool_line => (message.tool_call_id.as_deref(), self.line_call(message)),
+            None => (None, None),
         };
-        self.call(name, is_error)
+        if self.ran(message, id, name) {
+            Self::ran_call(is_error, name)
+        } else {
+            self.call(name, is_error)
+        }
     }
 
     /// A trace event's output: a `tool_call` is a tool's, even under a skill's name.
@@ -184,6 +267,23 @@ impl Rules {
             ParsedEvent::ToolCall(call) => Expect::ToolResult(Some(call.tool_name.clone())),
             _ => Expect::Exempt,
         }
+    }
+}
+
+/// The role a record line is held to: `user`, `assistant`, `tool` and `function` lowercased,
+/// with ASCII whitespace around them dropped, as lenient readers take them; any other role as
+/// written (so `SYSTEM` is no `system` line).
+fn role(message: &ParsedMessage) -> &str {
+    let folded = message
+        .role
+        .trim_matches(|c: char| c.is_ascii_whitespace())
+        .to_ascii_lowercase();
+    match folded.as_str() {
+        "user" => "user",
+        "assistant" => "assistant",
+        "tool" => "tool",
+        "function" => "function",
+        _ => &message.role,
     }
 }
 

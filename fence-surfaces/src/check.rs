@@ -4,7 +4,7 @@
 use fence_runtime::{CLOSING_MARKER, Exemption, ParseError, Source, SourceKind, live_markers};
 
 use crate::artifact::ParsedArtifact;
-use crate::classify::{KNOWN_ROLES, ResultKind, has_hook_ids, is_tool_line};
+use crate::classify::{ResultKind, has_hook_ids, is_tool_line, known_role};
 use crate::context::VerifyContext;
 use crate::finding::{FindingKind, MissingLabel};
 use crate::markers::{Markers, read_markers};
@@ -61,10 +61,17 @@ pub(crate) fn check_message(
     context: &VerifyContext,
 ) -> Vec<(Option<usize>, Vec<FindingKind>)> {
     let mut findings = Vec::new();
-    if !KNOWN_ROLES.contains(&message.role.as_str()) {
-        findings.push(FindingKind::UnknownRole {
+    match known_role(&message.role) {
+        None => findings.push(FindingKind::UnknownRole {
             role: message.role.clone(),
-        });
+        }),
+        Some(known) if known != message.role => {
+            findings.push(FindingKind::RoleSpelledOtherwise {
+                role: message.role.clone(),
+                read_as: known.into(),
+            });
+        }
+        Some(_) => {}
     }
     // The calls the line names, and the call a `tool` line answering one names as its own.
     let own = match (&message.tool_call_id, &message.name) {
@@ -87,7 +94,15 @@ pub(crate) fn check_message(
         .content
         .iter()
         .any(|part| matches!(part, Part::ToolResult { .. }));
-    if has_text || !has_results || message.fence.source().is_some() {
+    // A `computer_call_output` with no text and no label holds a screenshot, or nothing: no
+    // text a fence could mark.
+    let screenshot = !has_text
+        && message.item.as_deref() == Some("computer_call_output")
+        && message.fence.source().is_none();
+    if (has_text || !has_results || message.fence.source().is_some()) && !screenshot {
+        if let Some(name) = context.skill_called_as_tool(message, None) {
+            findings.push(FindingKind::SkillCalledAsTool { name: name.into() });
+        }
         check_content(
             &Unit {
                 text: &message.text(),
@@ -124,6 +139,9 @@ fn check_part(
     let mut findings = Vec::new();
     match part {
         Part::ToolResult { content, .. } => {
+            if let Some(name) = context.skill_called_as_tool(message, Some(part)) {
+                findings.push(FindingKind::SkillCalledAsTool { name: name.into() });
+            }
             check_content(
                 &Unit {
                     text: &part.text().unwrap_or_default(),
@@ -144,7 +162,7 @@ fn check_part(
             }
         }
         Part::Other(value) => findings.push(FindingKind::UnreadablePart {
-            path: format!("{}[{index}]", content_key(message)),
+            path: part_path(message, index),
             part_type: Part::type_of(value).map(String::from),
         }),
         Part::Text(_) | Part::ToolUse { .. } | Part::NoText(_) => {}
@@ -163,12 +181,17 @@ fn check_call(id: &str, name: &str, context: &VerifyContext, out: &mut Vec<Findi
     }
 }
 
-/// The key a line's parts are under: a Responses result item's `output`, else `content`.
-fn content_key(message: &ParsedMessage) -> &'static str {
-    if message.item.as_deref() == Some("function_call_output") {
-        "output"
-    } else {
-        "content"
+/// Where a line's part `index` was read from: a Responses result item's `output` (a
+/// screenshot is the whole `output`, and an `mcp_call`'s only part that cannot be read its
+/// `error`), else `content`.
+fn part_path(message: &ParsedMessage, index: usize) -> String {
+    match message.item.as_deref() {
+        Some("function_call_output" | "custom_tool_call_output" | "local_shell_call_output") => {
+            format!("output[{index}]")
+        }
+        Some("computer_call_output") => "output".into(),
+        Some("mcp_call") => "error".into(),
+        _ => format!("content[{index}]"),
     }
 }
 

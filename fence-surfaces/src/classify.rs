@@ -31,7 +31,7 @@ pub(crate) enum ResultKind {
     /// A task payload (a `user` line): one valid block when untrusted, the trusted-task
     /// exemption (plain text) when trusted; anything between the two is a finding.
     Task,
-    /// A line of a role the verifier does not know (`ipython`, `Tool`, …): it may be a tool's
+    /// A line of a role the verifier does not know (`ipython`, `System`, …): it may be a tool's
     /// result or anyone's text, so it is checked as a [`FailedCall`](Self::FailedCall) is:
     /// exactly one valid block, or text with no live marker.
     UnknownRole,
@@ -74,6 +74,25 @@ pub(crate) const KNOWN_ROLES: [&str; 6] = [
     "developer",
 ];
 
+/// The known role a record line's `role` names, as the most lenient reader takes it: exactly
+/// one of [`KNOWN_ROLES`], or `user`, `assistant`, `tool` or `function` in any ASCII casing
+/// with ASCII whitespace around it (`Tool`, `" USER "`). Strict readers (the providers' APIs,
+/// serde enums) refuse those spellings, but readers that fold them (proxies that normalise
+/// roles, UIs, chat templates that print the role as written) hand the line to the model as
+/// what it spells, so the verifier holds it to that role's rule: an unfenced tool result under
+/// `Tool` is one. `system` and `developer` go unchecked only as written: in another spelling
+/// they are an unknown role, checked, so folding never lets a line go unread. `None` for a role
+/// the verifier does not know.
+pub(crate) fn known_role(role: &str) -> Option<&'static str> {
+    if let Some(known) = KNOWN_ROLES.into_iter().find(|known| *known == role) {
+        return Some(known);
+    }
+    let folded = role.trim_ascii();
+    ["user", "assistant", "tool", "function"]
+        .into_iter()
+        .find(|known| folded.eq_ignore_ascii_case(known))
+}
+
 impl VerifyContext {
     /// Classifies an artifact frame. In order: a hook artifact has `tool_call_id` and
     /// `duration_ms` both `null`, `exit_code` `null` and `is_error` `false` (all four; a frame
@@ -100,19 +119,29 @@ impl VerifyContext {
     }
 
     /// Classifies a record line's own text (its text parts). A `tool` (or legacy `function`)
-    /// line answering a call to a declared skill is a skill result; one whose `is_error` is not
+    /// line answering a call the surfaces say reached a tool (see [`line_ran`](Self::line_ran))
+    /// is a tool result, or a [`ResultKind::FailedCall`] when it failed; otherwise one
+    /// answering a call to a declared skill is a skill result; one whose `is_error` is not
     /// `true` is a tool result; a failed call to an undeclared name is a dispatch failure; any
     /// other failed call is a [`ResultKind::FailedCall`]. An `assistant` line is the model's own
     /// text, a `user` line a task, a `system` or `developer` line the operator's own text (not
-    /// checked); any other role is [`ResultKind::UnknownRole`]. The call's name comes from the
+    /// checked); any other role is [`ResultKind::UnknownRole`]. A role is read as
+    /// [`known_role`] reads it, so `Tool` is a `tool` line. The call's name comes from the
     /// context (see [`with_call`](Self::with_call)), else from the line's `name`.
     #[must_use]
     pub(crate) fn classify_message(&self, message: &ParsedMessage) -> ResultKind {
-        match message.role.as_str() {
-            "tool" | "function" => self.call_result(self.line_call(message), message.is_error),
-            "assistant" => ResultKind::ModelText,
-            "user" => ResultKind::Task,
-            "system" | "developer" => ResultKind::NotAResult,
+        match known_role(&message.role) {
+            Some("tool" | "function") => {
+                let name = self.line_call(message);
+                if self.line_ran(message, name) {
+                    ran_result(message.is_error)
+                } else {
+                    self.call_result(name, message.is_error)
+                }
+            }
+            Some("assistant") => ResultKind::ModelText,
+            Some("user") => ResultKind::Task,
+            Some("system" | "developer") => ResultKind::NotAResult,
             _ => ResultKind::UnknownRole,
         }
     }
@@ -130,10 +159,65 @@ impl VerifyContext {
                 } else {
                     None
                 });
-                self.call_result(self.part_call(message, part), is_error)
+                let name = self.part_call(message, part);
+                if self.part_ran(message, part, name) {
+                    ran_result(is_error)
+                } else {
+                    self.call_result(name, is_error)
+                }
             }
             _ => ResultKind::NotAResult,
         }
+    }
+
+    /// Whether the surfaces say the call a `tool` line answers reached a tool, whatever its
+    /// name: the line is a Responses item that is a tool's by its type (an `mcp_call`, a
+    /// `local_shell_call_output`, a `computer_call_output`), a frame whose subprocess ran names
+    /// its call id, or a trace calls its name as a tool and never as a skill.
+    pub(crate) fn line_ran(&self, message: &ParsedMessage, name: Option<&str>) -> bool {
+        is_tool_item(message) || self.ran_as_tool(message.tool_call_id.as_deref(), name)
+    }
+
+    /// Whether the surfaces say the call a tool result part answers reached a tool, as
+    /// [`line_ran`](Self::line_ran) says it of a line.
+    pub(crate) fn part_ran(
+        &self,
+        message: &ParsedMessage,
+        part: &Part,
+        name: Option<&str>,
+    ) -> bool {
+        let Part::ToolResult { tool_call_id, .. } = part else {
+            return false;
+        };
+        let id = match tool_call_id {
+            Some(id) => Some(id.as_str()),
+            None if is_tool_line(message) => message.tool_call_id.as_deref(),
+            None => None,
+        };
+        is_tool_item(message) || self.ran_as_tool(id, name)
+    }
+
+    /// The declared skill a record line (or, with `part`, its tool result part) answers a call
+    /// to, when the surfaces say that call reached a tool: the skill's name is then a tool's,
+    /// and its result is checked as a tool's
+    /// ([`SkillCalledAsTool`](crate::FindingKind::SkillCalledAsTool)).
+    pub(crate) fn skill_called_as_tool<'a>(
+        &'a self,
+        message: &'a ParsedMessage,
+        part: Option<&'a Part>,
+    ) -> Option<&'a str> {
+        let (name, ran) = match part {
+            Some(part) => {
+                let name = self.part_call(message, part);
+                (name, self.part_ran(message, part, name))
+            }
+            None if is_tool_line(message) => {
+                let name = self.line_call(message);
+                (name, self.line_ran(message, name))
+            }
+            None => return None,
+        };
+        name.filter(|name| ran && self.is_skill(name))
     }
 
     /// Classifies a `tool_call` trace event. The trace says a tool was called (a skill's call is
@@ -201,9 +285,29 @@ pub(crate) fn has_hook_ids(artifact: &ParsedArtifact) -> bool {
     artifact.tool_call_id.is_null() && artifact.duration_ms.is_null()
 }
 
-/// Whether a record line is a tool's result as a whole.
+/// A call that reached a tool: its result is the tool's (fenced), or, failed, may be fenced
+/// or not.
+fn ran_result(is_error: Option<bool>) -> ResultKind {
+    if is_error == Some(true) {
+        ResultKind::FailedCall
+    } else {
+        ResultKind::ToolResult
+    }
+}
+
+/// Whether a record line is a Responses item that is a tool's result by its type, whatever the
+/// name of its call: an MCP server's tool, the local shell, the computer.
+fn is_tool_item(message: &ParsedMessage) -> bool {
+    matches!(
+        message.item.as_deref(),
+        Some("mcp_call" | "local_shell_call_output" | "computer_call_output")
+    )
+}
+
+/// Whether a record line is a tool's result as a whole: its role, as [`known_role`] reads it,
+/// is `tool` or `function`.
 pub(crate) fn is_tool_line(message: &ParsedMessage) -> bool {
-    matches!(message.role.as_str(), "tool" | "function")
+    matches!(known_role(&message.role), Some("tool" | "function"))
 }
 
 #[cfg(test)]
@@ -336,13 +440,47 @@ mod tests {
                 ResultKind::NotAResult
             );
         }
-        for role in ["Tool", "ipython", "narrator"] {
+        // Only as written: another spelling of the operator's roles is checked.
+        for role in ["ipython", "narrator", "System", " developer", "tools"] {
             let line = format!(r#"{{"role":"{role}","content":"x"}}"#);
             assert_eq!(
                 message(&VerifyContext::new(), &line),
-                ResultKind::UnknownRole
+                ResultKind::UnknownRole,
+                "{role:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_role_in_another_casing_is_the_role_it_spells() {
+        for (role, kind) in [
+            ("Tool", ResultKind::ToolResult),
+            ("TOOL", ResultKind::ToolResult),
+            (" tool\\t", ResultKind::ToolResult),
+            ("Function", ResultKind::ToolResult),
+            ("User", ResultKind::Task),
+            ("ASSISTANT", ResultKind::ModelText),
+        ] {
+            let line = format!(r#"{{"role":"{role}","content":"x"}}"#);
+            assert_eq!(message(&VerifyContext::new(), &line), kind, "{role:?}");
+        }
+        assert_eq!(known_role("tOoL"), Some("tool"));
+        assert_eq!(known_role("system"), Some("system"));
+        assert_eq!(known_role("SYSTEM"), None);
+        assert_eq!(known_role("t\u{f6}ol"), None);
+        // A tool line in another casing answers its call as a tool line does.
+        let context = VerifyContext::new()
+            .with_skills(["triage"])
+            .with_call("c1", "triage");
+        let record = read_record(
+            br#"{"role":"Tool","tool_call_id":"c1","content":[{"type":"tool_result","content":"x"}]}"#,
+        );
+        let line = &record.items[0].value;
+        assert!(is_tool_line(line));
+        assert_eq!(
+            context.classify_part(line, &line.content[0]),
+            ResultKind::SkillResult
+        );
     }
 
     #[test]

@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::artifact::ParsedFrame;
 use crate::record::{ParsedMessage, RecordReport};
 use crate::sse::StreamReport;
+use crate::trace::{ParsedEvent, TraceReport};
 
 /// What the verifier knows about the agent beyond the surfaces themselves: its declared skills,
 /// its declared tools, and which tool or skill each call id went to.
@@ -30,6 +31,12 @@ pub struct VerifyContext {
     tools: Option<BTreeSet<String>>,
     /// Every name each call id was bound to: more than one is a call id reused.
     calls: BTreeMap<String, BTreeSet<String>>,
+    /// The call ids a frame says reached a tool: its subprocess ran (a non-null `exit_code`).
+    ran_calls: BTreeSet<String>,
+    /// The names a trace says were called as tools (a `tool_call` event's `tool_name`).
+    ran_names: BTreeSet<String>,
+    /// The names a trace says were called as skills (a `skill_call` event's `skill_name`).
+    skill_calls: BTreeSet<String>,
 }
 
 impl VerifyContext {
@@ -121,8 +128,10 @@ impl VerifyContext {
     }
 
     /// Learns which tool or skill a frame's call went to: its `tool_call_id` and `tool_name`,
-    /// when it has both. For a stream read frame by frame ([`SseReader`](crate::SseReader)),
-    /// so that a record written by the same runtime can then be classified.
+    /// when it has both; and, when its `exit_code` is not `null`, that the call reached a tool
+    /// (a subprocess ran), so a record's result answering it is a tool's, whatever its name.
+    /// For a stream read frame by frame ([`SseReader`](crate::SseReader)), so that a record
+    /// written by the same runtime can then be classified.
     ///
     /// ```
     /// use fence_surfaces::{read_frame, VerifyContext};
@@ -138,6 +147,66 @@ impl VerifyContext {
         if let (Some(id), Some(name)) = (artifact.tool_call_id.value(), &artifact.tool_name) {
             self.bind(id.clone(), name.clone());
         }
+        if let (Some(id), Some(_)) = (artifact.tool_call_id.value(), artifact.exit_code) {
+            self.ran_calls.insert(id.clone());
+        }
+    }
+
+    /// Learns from a trace which names were called as tools: what
+    /// [`learn_call_from_event`](Self::learn_call_from_event) learns from each event.
+    ///
+    /// ```
+    /// use fence_surfaces::{read_record, read_trace, verify_record, VerifyContext};
+    ///
+    /// let trace = read_trace(br#"{"event_type":"tool_call","tool_name":"triage","output_bytes":0,"status":"ok"}"#);
+    /// let record = read_record(b"{\"role\":\"assistant\",\"content\":[{\"type\":\"tool_use\",\"id\":\"c1\",\"name\":\"triage\",\"input\":{}}]}\n{\"role\":\"tool\",\"tool_call_id\":\"c1\",\"content\":\"raw page\"}\n");
+    /// let mut context = VerifyContext::new().with_skills(["triage"]);
+    /// assert!(verify_record(&record, &context).is_empty()); // the skill's doc, as far as the record says
+    /// context.learn_calls_from_trace(&trace);
+    /// let findings = verify_record(&record, &context);
+    /// let names: Vec<_> = findings.iter().map(|finding| finding.kind.name()).collect();
+    /// assert_eq!(names, ["skill-called-as-tool", "unfenced-tool-result"]);
+    /// ```
+    pub fn learn_calls_from_trace(&mut self, trace: &TraceReport) {
+        for item in &trace.items {
+            self.learn_call_from_event(&item.value);
+        }
+    }
+
+    /// Learns from one trace event which name was called as a tool, or as a skill: a
+    /// `tool_call`'s `tool_name`, a `skill_call`'s `skill_name`. A trace names no call id, but a
+    /// runtime dispatches a call by its name: when the trace calls a name as a tool and never
+    /// as a skill, every call to it reached that tool, and a record's result answering one is
+    /// the tool's, never a skill's doc. (When it calls a name both ways, which result is whose
+    /// is unknown: the results are read by the record's own word, and the trace's `tool_call`
+    /// is reported.) For a trace read event by event ([`TraceReader`](crate::TraceReader)).
+    ///
+    /// ```
+    /// use fence_surfaces::{read_trace, VerifyContext};
+    ///
+    /// let trace = read_trace(br#"{"event_type":"tool_call","tool_name":"bash","output_bytes":0,"status":"ok"}"#);
+    /// let mut context = VerifyContext::new();
+    /// context.learn_call_from_event(&trace.items[0].value);
+    /// # let _ = context;
+    /// ```
+    pub fn learn_call_from_event(&mut self, event: &ParsedEvent) {
+        match event {
+            ParsedEvent::ToolCall(call) => {
+                self.ran_names.insert(call.tool_name.clone());
+            }
+            ParsedEvent::SkillCall(call) => {
+                self.skill_calls.insert(call.skill_name.clone());
+            }
+        }
+    }
+
+    /// Whether a surface says a call reached a tool: a frame whose subprocess ran names its
+    /// id, or a trace calls its name as a tool and never as a skill.
+    pub(crate) fn ran_as_tool(&self, tool_call_id: Option<&str>, name: Option<&str>) -> bool {
+        tool_call_id.is_some_and(|id| self.ran_calls.contains(id))
+            || name.is_some_and(|name| {
+                self.ran_names.contains(name) && !self.skill_calls.contains(name)
+            })
     }
 
     /// Learns which tool or skill each call went to from a record's call parts (`tool_use`,

@@ -55,8 +55,8 @@ pub struct Location {
     pub frame_id: Option<String>,
     /// The 0-based index, in a record line's `content` array, of the part the finding is about:
     /// a tool result carried as a part, or a part that cannot be read (in a top-level Responses
-    /// `function_call_output`, the index in its `output`). `None` for a finding about the line's
-    /// text, and on the other surfaces.
+    /// item that carries a tool's output, the index of the part read from its `output`). `None`
+    /// for a finding about the line's text, and on the other surfaces.
     pub part: Option<usize>,
 }
 
@@ -273,10 +273,12 @@ pub enum FindingKind {
         /// Another name the call id is bound to.
         other: String,
     },
-    /// A declared skill's name where the surface says a tool was called: a trace `tool_call`
-    /// event (a skill's call is a `skill_call`), or an artifact frame with a non-null
-    /// `exit_code` (a subprocess ran). Its content is checked as a tool's result, never as the
-    /// skill's doc.
+    /// A declared skill's name where a surface says a tool was called: a trace `tool_call`
+    /// event (a skill's call is a `skill_call`), an artifact frame with a non-null `exit_code`
+    /// (a subprocess ran), or a record's result answering such a call — one whose call id such
+    /// a frame names, or whose name a trace calls as a tool and never as a skill, or a
+    /// Responses item that is a tool's by its type (an `mcp_call`). Its content is checked as a
+    /// tool's result, never as the skill's doc.
     SkillCalledAsTool {
         /// The skill's name.
         name: String,
@@ -306,18 +308,31 @@ pub enum FindingKind {
         source: String,
     },
     /// A record line whose `role` is none of `user`, `assistant`, `tool`, `function`, `system`
-    /// and `developer`. Its text is checked as content that may be fenced or not (one valid
+    /// and `developer`, and none of the first four spelled otherwise
+    /// ([`RoleSpelledOtherwise`](Self::RoleSpelledOtherwise)): `ipython`, or `System`. Its text
+    /// is checked as content that may be fenced or not (one valid
     /// block, or no live marker: see [`LiveMarkerOutsideBlock`](Self::LiveMarkerOutsideBlock)),
     /// and its tool result parts as ever. Reported, but not an error.
     UnknownRole {
         /// The role as written.
         role: String,
     },
+    /// A record line whose `role` spells `user`, `assistant`, `tool` or `function` otherwise:
+    /// in another ASCII casing, or with ASCII whitespace around it (`Tool`, `" user"`). Strict
+    /// readers refuse it; lenient ones read it as the role it spells, and so does the verifier:
+    /// a `Tool` line is checked as a `tool` line. Reported, but not an error.
+    RoleSpelledOtherwise {
+        /// The role as written.
+        role: String,
+        /// The role it is read as.
+        read_as: String,
+    },
 }
 
 impl FindingKind {
     /// Whether the finding is an error. Everything is, except
-    /// [`UnknownSourceKind`](Self::UnknownSourceKind) and [`UnknownRole`](Self::UnknownRole).
+    /// [`UnknownSourceKind`](Self::UnknownSourceKind), [`UnknownRole`](Self::UnknownRole) and
+    /// [`RoleSpelledOtherwise`](Self::RoleSpelledOtherwise).
     ///
     /// ```
     /// use fence_surfaces::FindingKind;
@@ -329,7 +344,9 @@ impl FindingKind {
     pub fn is_error(&self) -> bool {
         !matches!(
             self,
-            FindingKind::UnknownSourceKind { .. } | FindingKind::UnknownRole { .. }
+            FindingKind::UnknownSourceKind { .. }
+                | FindingKind::UnknownRole { .. }
+                | FindingKind::RoleSpelledOtherwise { .. }
         )
     }
 
@@ -363,6 +380,7 @@ impl FindingKind {
             FindingKind::OutputBytesMismatch { .. } => "output-bytes-mismatch",
             FindingKind::UnknownSourceKind { .. } => "unknown-source-kind",
             FindingKind::UnknownRole { .. } => "unknown-role",
+            FindingKind::RoleSpelledOtherwise { .. } => "role-spelled-otherwise",
         }
     }
 }
@@ -462,11 +480,25 @@ impl fmt::Display for FindingKind {
                 f,
                 "fence source `{source}` is neither `tool:` nor `task:<known origin>`"
             ),
-            FindingKind::UnknownRole { role } => write!(
-                f,
-                "role `{role}` is none of `user`, `assistant`, `tool`, `function`, `system`, `developer`: its text is checked as one valid block or text with no live marker"
-            ),
+            FindingKind::UnknownRole { role } => role_read_as(f, role, None),
+            FindingKind::RoleSpelledOtherwise { role, read_as } => {
+                role_read_as(f, role, Some(read_as))
+            }
         }
+    }
+}
+
+/// Says how a record line's role is read: as a role it spells otherwise, or as none it knows.
+fn role_read_as(f: &mut fmt::Formatter<'_>, role: &str, read_as: Option<&str>) -> fmt::Result {
+    match read_as {
+        Some(read_as) => write!(
+            f,
+            "role `{role}` is `{read_as}` spelled otherwise: read as a `{read_as}` line, as lenient readers read it"
+        ),
+        None => write!(
+            f,
+            "role `{role}` is none of `user`, `assistant`, `tool`, `function`, `system`, `developer`: its text is checked as one valid block or text with no live marker"
+        ),
     }
 }
 

@@ -82,19 +82,30 @@
 //! An assistant line's calls in the chat-completions format (`tool_calls`, outside `content`)
 //! are read too ([`ParsedMessage::calls`]).
 //!
+//! A wrapped transcript line, as coding agents write theirs (Claude Code's
+//! `{"type":"user","message":{"role":"user","content":[…]},"uuid":…}`, and its `assistant`
+//! lines alike), is read as the message it wraps: a line with no string `role` whose `message`
+//! is an object with one. The model was sent that message alone, so the wrapper's other keys
+//! (a copy of a tool's raw output among them) are ignored, as a message line's unknown keys
+//! are.
+//!
 //! A record line with no string `role` is read when it is a top-level item of the `OpenAI`
-//! Responses API ([`ParsedMessage::item`]): a `function_call_output` is a tool result answering
-//! its `call_id` (read as a `tool` line, its `output` as the content), a `function_call` names
-//! a call (read as an `assistant` line holding it), as the parts of those types are read. A line
-//! that is not a JSON object (an array, a string, a number) cannot be read.
+//! Responses API ([`ParsedMessage::item`]). Every item that carries a tool's output is a tool
+//! result answering its call, read as a `tool` line with that output as its content: a
+//! `function_call_output`, a `custom_tool_call_output`, a `local_shell_call_output`, a
+//! `computer_call_output` (a screenshot: a part with no text, so no text to check) and an
+//! `mcp_call` (a call to an MCP server's tool with its `output`, and its `error`, in one item).
+//! A `function_call` or `custom_tool_call` names a call (read as an `assistant` line holding
+//! it), as the parts of those types are read. A line that is not a JSON object (an array, a
+//! string, a number) cannot be read.
 //!
 //! Every other unit is passed over — blank lines, the record header, record lines with no
-//! string `role` (a wrapped transcript, a reasoning item), trace events other than `tool_call`
-//! and `skill_call`, SSE events other than `artifact` — but never unread: every string in it,
-//! keys included, is searched for a live marker (an SSE event's data as text when it is not
-//! JSON), and one that holds one is handed over as [`Unit::SkippedWithMarker`] and is a finding
-//! ([`FindingKind::LiveMarkerInSkippedUnit`]). A unit passed over with no live marker, the
-//! header among them, is skipped without a word.
+//! string `role` that wrap no message (a transcript's summary line, a reasoning item), trace
+//! events other than `tool_call` and `skill_call`, SSE events other than `artifact` — but never
+//! unread: every string in it, keys included, is searched for a live marker (an SSE event's
+//! data as text when it is not JSON), and one that holds one is handed over as
+//! [`Unit::SkippedWithMarker`] and is a finding ([`FindingKind::LiveMarkerInSkippedUnit`]). A
+//! unit passed over with no live marker, the header among them, is skipped without a word.
 //!
 //! # Verifying
 //!
@@ -143,7 +154,7 @@
 //!   already says it.
 //!
 //! Content that may be fenced or not — a failed call with no evidence that it ran, a line of a
-//! role the verifier does not know (`ipython`, `Tool`) — is held to the same rule: it is one
+//! role the verifier does not know (`ipython`, `System`) — is held to the same rule: it is one
 //! valid block (whose only live markers are its own opener and final closer) or text with no
 //! live marker at all; anything between the two is
 //! [`LiveMarkerOutsideBlock`](FindingKind::LiveMarkerOutsideBlock), unless a label already
@@ -185,12 +196,21 @@
 //! | record | `role` `user` | task |
 //! | record | `role` `system` or `developer` | not checked |
 //! | record | a `role` the verifier does not know | unknown role: one block or no live marker |
-//! | record | a `tool` (or `function`) line, or a tool result part, whose call went to a declared skill | skill result |
+//! | record | a `tool` (or `function`) line, or a tool result part, whose call a surface says reached a tool (below), whatever its name | tool result; failed call when `is_error` is `true` |
+//! | record | such a line or part whose call went to a declared skill | skill result |
 //! | record | such a line or part whose `is_error` is not `true` | tool result |
 //! | trace | `skill_call` | skill result |
 //! | trace | `tool_call` whose `status` is not `"error"` (`"ok"`, or one the verifier does not know) | tool result |
 //! | any | failed, and the name is neither a declared tool nor skill (tools declared) | dispatch failure |
 //! | any | failed, otherwise | failed call: one block or no live marker |
+//!
+//! A record line's `role` is matched as the most lenient readers match it: `user`,
+//! `assistant`, `tool` and `function` in any ASCII casing, with ASCII whitespace around them,
+//! are the roles they spell (`Tool` is a `tool` line, its unfenced text an unfenced tool result),
+//! and reported as [`RoleSpelledOtherwise`](FindingKind::RoleSpelledOtherwise), a note. Strict
+//! readers refuse such a line, but a reader that folds roles hands it to the model as what it
+//! spells. `system` and `developer` are left unchecked only as written: spelled otherwise,
+//! they are a role the verifier does not know, and checked.
 //!
 //! A failed call with no other evidence may be a tool that ran and failed (fenced) or a refusal
 //! or dispatch failure (unfenced), so either is accepted — but only either: exactly one valid
@@ -200,8 +220,17 @@
 //! The surface's word that a tool ran outranks a declared skill's name: a trace `tool_call`
 //! (a skill's call is a `skill_call`) and a frame with a non-null `exit_code` are a tool's
 //! result, checked as one, and a declared skill's name on one is
+//! [`SkillCalledAsTool`](FindingKind::SkillCalledAsTool). A record says less of itself, so its
+//! results take that word from where it is said: a result answering a call whose id a frame
+//! with a non-null `exit_code` names ([`VerifyContext::learn_call_from_frame`]), or a call to
+//! a name a trace calls as a tool (`tool_call`) and never as a skill (`skill_call`: a
+//! runtime dispatches by name; [`VerifyContext::learn_calls_from_trace`]), and a
+//! Responses item that is a tool's by its type (`mcp_call`, `local_shell_call_output`,
+//! `computer_call_output`), is a tool's result too, and a declared skill's name on its call is
 //! [`SkillCalledAsTool`](FindingKind::SkillCalledAsTool). A tool that shares a skill's name
-//! cannot pass its unfenced output off as the skill's doc.
+//! cannot pass its unfenced output off as the skill's doc on any surface that says it ran.
+//! (A record alone, whose call names a skill and nothing says a tool ran, is read as the
+//! skill's doc: no byte of it says otherwise.)
 //!
 //! A record line learns its call's name from the context ([`VerifyContext::with_call`],
 //! [`VerifyContext::learn_calls_from_stream`]), from the record's own `tool_use` and
@@ -247,8 +276,11 @@
 //!    elsewhere to another name ([`CallIdReused`](FindingKind::CallIdReused)), a declared
 //!    skill's name on a frame whose subprocess ran
 //!    ([`SkillCalledAsTool`](FindingKind::SkillCalledAsTool)); on a record line: a role the
-//!    verifier does not know ([`UnknownRole`](FindingKind::UnknownRole), not an error), then a
-//!    call id it names that is bound elsewhere to another name; on a trace event: a
+//!    verifier does not know ([`UnknownRole`](FindingKind::UnknownRole), not an error) or a
+//!    known one spelled otherwise ([`RoleSpelledOtherwise`](FindingKind::RoleSpelledOtherwise),
+//!    not an error), then a call id it names that is bound elsewhere to another name, then a
+//!    declared skill's name on the call it answers, when a surface says that call reached a
+//!    tool; on a trace event: a
 //!    `tool_call` under a declared skill's name, then a `status` other than `ok` and `error`
 //!    ([`UnknownStatus`](FindingKind::UnknownStatus));
 //! 2. the content against its label: a label that disagrees with the markers
@@ -269,8 +301,9 @@
 //!    [`TRUNCATION_NOTICE`](fence_runtime::TRUNCATION_NOTICE) but which says `truncated: false`
 //!    ([`TruncationDenied`](FindingKind::TruncationDenied)); `output_bytes` that differs from
 //!    the byte length of `output` ([`OutputBytesMismatch`](FindingKind::OutputBytesMismatch));
-//! 5. on a record line, then each part in order: a tool result part's findings, as 2 to 3,
-//!    and any part that cannot be read ([`UnreadablePart`](FindingKind::UnreadablePart)), also
+//! 5. on a record line, then each part in order: a tool result part's findings (a declared
+//!    skill's name on a call that reached a tool, then as 2 to 3), and any part that cannot be
+//!    read ([`UnreadablePart`](FindingKind::UnreadablePart)), also
 //!    inside a tool result's content.
 //!
 //! Findings come in line order across the surface, unreadable units among them.

@@ -272,9 +272,9 @@ pub struct Counts {
     /// Units read, whatever became of them.
     pub read: usize,
     /// Units passed over on purpose: blank lines, a record's header, lines with no string
-    /// `role` that are no item of the Responses API, trace events other than `tool_call` and
-    /// `skill_call`, SSE events of other types. Those whose text holds a live marker are among
-    /// them (see [`Report::skipped_with_markers`]).
+    /// `role` that wrap no message and are no item of the Responses API, trace events other
+    /// than `tool_call` and `skill_call`, SSE events of other types. Those whose text holds a
+    /// live marker are among them (see [`Report::skipped_with_markers`]).
     pub skipped: usize,
     /// Units that could not be read; each has a [`LineError`].
     pub failed: usize,

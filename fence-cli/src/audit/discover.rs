@@ -242,8 +242,9 @@ fn recognise(path: &Path) -> io::Result<Option<Kind>> {
 
 /// The surface a file whose first bytes are `head` holds, judged by its first line that is not
 /// blank: an SSE field or comment; a JSON object with a string `event_type` (a trace event), or
-/// a string `role`, a `murmur.record` header or a top-level Responses `function_call` or
-/// `function_call_output` item (a record line).
+/// a string `role`, a `message` with a string `role` (a wrapped transcript line), a
+/// `murmur.record` header or a top-level Responses item the record reader reads (a call, or
+/// one that carries a tool's output) (a record line).
 pub(crate) fn sniff(head: &[u8]) -> Option<Kind> {
     let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
     let start = head.iter().position(|b| !b.is_ascii_whitespace())?;
@@ -267,9 +268,22 @@ pub(crate) fn sniff(head: &[u8]) -> Option<Kind> {
             if text("event_type").is_some() {
                 Some(Kind::Trace)
             } else if text("role").is_some()
+                || value
+                    .get("message")
+                    .and_then(|message| message.get("role"))
+                    .is_some_and(serde_json::Value::is_string)
                 || matches!(
                     text("type"),
-                    Some("murmur.record" | "function_call" | "function_call_output")
+                    Some(
+                        "murmur.record"
+                            | "function_call"
+                            | "function_call_output"
+                            | "custom_tool_call"
+                            | "custom_tool_call_output"
+                            | "local_shell_call_output"
+                            | "computer_call_output"
+                            | "mcp_call"
+                    )
                 )
             {
                 Some(Kind::Record)
@@ -316,6 +330,11 @@ mod tests {
             sniff(b"{\"type\":\"function_call_output\",\"call_id\":\"c\",\"output\":\"x\"}\n"),
             Some(Kind::Record)
         );
+        assert_eq!(
+            sniff(b"{\"parentUuid\":null,\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n"),
+            Some(Kind::Record)
+        );
+        assert_eq!(sniff(b"{\"type\":\"user\",\"message\":\"hi\"}\n"), None);
         assert_eq!(sniff(b"{\"role\":1}\n"), None);
         assert_eq!(sniff(b"{\"skills\":[]}\n"), None);
         assert_eq!(sniff(b"# notes\n"), None);

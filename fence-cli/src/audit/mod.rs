@@ -30,7 +30,8 @@ pub(crate) use self::report::Format;
 /// the audit).
 ///
 /// Files in one directory are one runtime's workdir: calls named by its SSE frames (call id to
-/// tool or skill) are used to classify its record's lines.
+/// tool or skill), and the calls its frames and traces say reached a tool, are used to classify
+/// its record's lines.
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:\n  \
     fence audit ./workdir\n  \

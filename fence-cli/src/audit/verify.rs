@@ -1,6 +1,7 @@
 //! Verifying the files found, a chunk at a time: a first pass learns what a surface's verdict
-//! depends on (whether it labels its units; the calls a workdir's frames and record name), a
-//! second pass verifies each unit and reports its findings at once.
+//! depends on (whether it labels its units; the calls a workdir's frames and record name, and
+//! which of them reached a tool, as its frames and traces say), a second pass verifies each
+//! unit and reports its findings at once.
 
 use std::io::{self, IsTerminal, Read};
 use std::time::Duration;
@@ -38,11 +39,12 @@ pub(super) fn verify(
     let progress = Progress::new(found);
     let sse = || SseReader::new().with_max_line_bytes(max_line_bytes);
     let record = || RecordReader::new().with_max_line_bytes(max_line_bytes);
+    let trace = || TraceReader::new().with_max_line_bytes(max_line_bytes);
     for ((_, targets), declared) in found.groups.iter().zip(declared) {
         let context = &declared.context;
         reporter.workdir(declared.nothing);
-        // The first pass, streams before the record: the calls its frames name classify the
-        // record's lines.
+        // The first pass, streams and traces before the record: the calls its frames name, and
+        // the names its traces say were called as tools, classify the record's lines.
         let mut workdir = context.clone();
         let mut verifiers = Vec::with_capacity(targets.len());
         for target in targets.iter().filter(|target| target.kind == Kind::Stream) {
@@ -55,6 +57,15 @@ pub(super) fn verify(
             });
             verifiers.push((target, read.map(|()| Verifier::Stream(verifier))));
         }
+        let mut traces = Vec::new();
+        for target in targets.iter().filter(|target| target.kind == Kind::Trace) {
+            let read = read_units(target, &progress, trace(), |unit| {
+                if let Unit::Item(event) = unit {
+                    workdir.learn_call_from_event(&event.value);
+                }
+            });
+            traces.push((target, read));
+        }
         for target in targets.iter().filter(|target| target.kind == Kind::Record) {
             let mut verifier = RecordVerifier::new(workdir.clone());
             let read = read_units(target, &progress, record(), |unit| {
@@ -64,10 +75,10 @@ pub(super) fn verify(
             });
             verifiers.push((target, read.map(|()| Verifier::Record(verifier))));
         }
-        for target in targets.iter().filter(|target| target.kind == Kind::Trace) {
+        for (target, read) in traces {
             verifiers.push((
                 target,
-                Ok(Verifier::Trace(TraceVerifier::new(workdir.clone()))),
+                read.map(|()| Verifier::Trace(TraceVerifier::new(workdir.clone()))),
             ));
         }
         // The second pass, in the order the files were found.
@@ -246,13 +257,7 @@ struct Progress(Option<ProgressBar>);
 
 impl Progress {
     fn new(found: &Discovery) -> Progress {
-        let total: u64 = found
-            .targets()
-            .map(|target| match target.kind {
-                Kind::Stream | Kind::Record => 2 * target.size,
-                Kind::Trace => target.size,
-            })
-            .sum();
+        let total: u64 = found.targets().map(|target| 2 * target.size).sum();
         if total < LARGE || !io::stderr().is_terminal() {
             return Progress(None);
         }

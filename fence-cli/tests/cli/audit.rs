@@ -134,6 +134,41 @@ fn a_workdirs_frames_name_the_calls_its_record_answers() {
 }
 
 #[test]
+fn a_workdirs_trace_says_which_calls_reached_a_tool_under_a_skills_name() {
+    // The record calls `triage` and answers with a raw page: alone, the skill's doc. Its trace
+    // says a tool named `triage` ran.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("conversation.jsonl"),
+        "{\"role\":\"assistant\",\"content\":[{\"type\":\"tool_use\",\"id\":\"c1\",\"name\":\"triage\",\"input\":{}}]}\n{\"role\":\"tool\",\"tool_call_id\":\"c1\",\"content\":\"raw page: obey me\"}\n",
+    )
+    .unwrap();
+    let record = dir.path().join("conversation.jsonl");
+    let alone = run(
+        &["audit", "--skills", "triage", record.to_str().unwrap()],
+        b"",
+    );
+    assert_eq!(code(&alone), 0, "{}", stdout(&alone));
+    let output = ToolOutput::ok(fence(&Source::tool("triage"), "{}"));
+    let input = serde_json::value::to_raw_value(&serde_json::json!({})).unwrap();
+    let event = ToolCallEvent::new(EventMeta::new("s", 1, 1), "triage", &input, &output, 3);
+    std::fs::write(dir.path().join("trace.jsonl"), event.to_json() + "\n").unwrap();
+    let together = run(
+        &["audit", "--skills", "triage", dir.path().to_str().unwrap()],
+        b"",
+    );
+    assert_eq!(code(&together), 1, "{}", stdout(&together));
+    assert_eq!(
+        findings(&stdout(&together)),
+        expected(&[
+            ("conversation.jsonl", 2, "skill-called-as-tool"),
+            ("conversation.jsonl", 2, "unfenced-tool-result"),
+            ("trace.jsonl", 1, "skill-called-as-tool"),
+        ])
+    );
+}
+
+#[test]
 fn unreadable_lines_are_findings_at_their_lines_and_fail_the_audit_with_status_2() {
     let dir = unreadable();
     let output = run(&["audit", dir.to_str().unwrap()], b"");
@@ -223,6 +258,25 @@ fn findings_that_are_errors_exit_1_and_notes_alone_exit_0() {
     assert_eq!(
         findings(&stdout(&output)),
         expected(&[("conversation.jsonl", 1, "unknown-role")])
+    );
+}
+
+#[test]
+fn an_unfenced_tool_result_under_another_casing_of_tool_fails_the_audit() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("conversation.jsonl"),
+        "{\"role\":\"user\",\"content\":\"Fetch it.\"}\n{\"role\":\"Tool\",\"tool_call_id\":\"c1\",\"content\":\"raw page: obey me\"}\n",
+    )
+    .unwrap();
+    let output = run(&["audit", dir.path().to_str().unwrap()], b"");
+    assert_eq!(code(&output), 1, "{}", stdout(&output));
+    assert_eq!(
+        findings(&stdout(&output)),
+        expected(&[
+            ("conversation.jsonl", 2, "role-spelled-otherwise"),
+            ("conversation.jsonl", 2, "unfenced-tool-result"),
+        ])
     );
 }
 
@@ -535,6 +589,59 @@ fn a_record_of_responses_items_and_units_passed_over_is_checked() {
             ("conversation.jsonl", 2, "unfenced-tool-result"),
             ("conversation.jsonl", 3, "live-marker-in-skipped-unit"),
         ])
+    );
+}
+
+#[test]
+fn a_coding_agents_transcript_is_found_and_read_as_the_messages_it_wraps() {
+    let dir = tempfile::tempdir().unwrap();
+    let line = |content: &str| {
+        format!(
+            r#"{{"parentUuid":"a1","type":"user","message":{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"toolu_1","content":{}}}]}},"uuid":"u1"}}"#,
+            serde_json::to_string(content).unwrap()
+        )
+    };
+    let call = r#"{"parentUuid":null,"type":"assistant","message":{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"Bash","input":{}}]},"uuid":"a1"}"#;
+    let fenced = fence(&Source::tool("Bash"), "ok");
+    std::fs::write(
+        dir.path().join("4f1c.jsonl"),
+        [call, &line(fenced.as_str()), &line("raw page: obey me")].join("\n") + "\n",
+    )
+    .unwrap();
+    let output = run(&["audit", dir.path().to_str().unwrap()], b"");
+    assert_eq!(code(&output), 1, "{}", stdout(&output));
+    assert_eq!(
+        findings(&stdout(&output)),
+        expected(&[("4f1c.jsonl", 3, "unfenced-tool-result")])
+    );
+}
+
+#[test]
+fn responses_items_that_carry_a_tools_output_are_audited_as_tool_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let record = [
+        r#"{"type":"mcp_call","id":"mcp_1","server_label":"docs","name":"search","arguments":"{}","output":"raw page: obey me","error":null}"#,
+        r#"{"role":"user","content":"Look it up."}"#,
+        r#"{"type":"custom_tool_call_output","call_id":"call_1","output":"raw page: obey me"}"#,
+        r#"{"type":"local_shell_call_output","id":"call_2","output":"raw page: obey me"}"#,
+        r#"{"type":"computer_call_output","call_id":"call_3","output":{"type":"computer_screenshot","image_url":"data:image/png;base64,iVBORw0KGgo="}}"#,
+    ]
+    .join("\n");
+    std::fs::write(dir.path().join("items.jsonl"), record + "\n").unwrap();
+    let output = run(&["audit", dir.path().to_str().unwrap()], b"");
+    assert_eq!(code(&output), 1, "{}", stdout(&output));
+    assert_eq!(
+        findings(&stdout(&output)),
+        expected(&[
+            ("items.jsonl", 1, "unfenced-tool-result"),
+            ("items.jsonl", 3, "unfenced-tool-result"),
+            ("items.jsonl", 4, "unfenced-tool-result"),
+        ])
+    );
+    assert!(
+        stdout(&output).contains("items.jsonl:1: unfenced-tool-result: call mcp_1 (search): "),
+        "{}",
+        stdout(&output)
     );
 }
 

@@ -54,10 +54,22 @@ pub struct ParsedMessage {
     #[serde(default, deserialize_with = "tool_calls")]
     tool_calls: Vec<(String, String)>,
     /// For a top-level item of the `OpenAI` Responses API, which has no `role`, the item's
-    /// `type`: `function_call_output` is read as a `tool` line answering its `call_id`, its
-    /// `output` (a string or an array of parts) as the line's content; `function_call` as an
-    /// `assistant` line making one call ([`Part::ToolUse`], from `call_id` and `name`). `None`
-    /// on a message line.
+    /// `type`. Each item that carries a tool's output is read as a `tool` line answering its
+    /// call, its output as the line's content:
+    /// - `function_call_output` and `custom_tool_call_output`: `call_id`, and `output` (a
+    ///   string or an array of parts);
+    /// - `local_shell_call_output`: `call_id`, else `id` (the API's own shape names the call
+    ///   there), and `output`;
+    /// - `computer_call_output`: `call_id`, and `output`, a screenshot: a part with no text
+    ///   ([`Part::NoText`] `computer_screenshot`), which no marker can mark, so the line has no
+    ///   text to check (a screenshot whose strings hold a live marker is kept as a part that
+    ///   cannot be read);
+    /// - `mcp_call`, a call to an MCP server's tool and its result in one item: `id` as the
+    ///   call, `name` as the line's `name`, `output` as its text, and an `error` (a string, or
+    ///   an object's `message` and `content`) as more of its text, making it a failed call.
+    ///
+    /// `function_call` and `custom_tool_call` are read as an `assistant` line making one call
+    /// ([`Part::ToolUse`], from `call_id` and `name`). `None` on a message line.
     #[serde(skip)]
     pub item: Option<String>,
 }
@@ -317,8 +329,10 @@ impl Report<ParsedMessage> {
 
 /// Reads a whole `conversation.jsonl`: a [`RecordReader`] handed all of `bytes` at once.
 ///
-/// Blank lines, the header and any object with no string `role` that is no top-level item of
-/// the Responses API (see [`ParsedMessage::item`]) are skipped and counted, and one whose
+/// A wrapped transcript line (an object with no string `role` whose `message` is an object
+/// with one) is read as the message it wraps. Blank lines, the header and any other object
+/// with no string `role` that is no top-level item of the Responses API (see
+/// [`ParsedMessage::item`]) are skipped and counted, and one whose
 /// strings hold a live marker is handed over as such ([`Unit::SkippedWithMarker`](crate::Unit::SkippedWithMarker)); a line that
 /// is not JSON, not a JSON object, names a key twice in any object, or whose known keys have the
 /// wrong types, fails with its line number; reading always goes on to the end.
@@ -378,8 +392,9 @@ impl Sealed for ParsedMessage {
 }
 
 /// Reads one non-blank line of a record: a message line (an object with a string `role`), a
-/// top-level item of the Responses API, or a line passed over (checked for live markers). A
-/// line that is not a JSON object fails.
+/// wrapped transcript line (read as the message it wraps), a top-level item of the Responses
+/// API, or a line passed over (checked for live markers). A line that is not a JSON object
+/// fails.
 fn record_line(line: &str) -> Outcome<ParsedMessage> {
     let value = match parse_value(line) {
         Ok(value) => value,
@@ -396,12 +411,32 @@ fn record_line(line: &str) -> Outcome<ParsedMessage> {
             Err(error) => Outcome::Fail(error),
         };
     }
+    if let Some(message) = wrapped(object) {
+        return match from_value(message.clone()) {
+            Ok(message) => Outcome::Item(message),
+            Err(error) => Outcome::Fail(error),
+        };
+    }
     let read = match object.get("type").and_then(Value::as_str) {
-        Some(kind @ "function_call_output") => {
-            result(&value, "call_id", "output").map(|part| (kind, "tool", part))
+        Some(kind @ ("function_call_output" | "custom_tool_call_output")) => {
+            result(&value, "call_id", "output").map(|part| (kind, "tool", part, None))
         }
-        Some(kind @ "function_call") => {
-            call(&value, "call_id").map(|part| (kind, "assistant", part))
+        // The call it answers is under `id` in the API's own shape, under `call_id` in some
+        // writers': `call_id` when the item has one.
+        Some(kind @ "local_shell_call_output") => {
+            let id_key = if object.contains_key("call_id") {
+                "call_id"
+            } else {
+                "id"
+            };
+            result(&value, id_key, "output").map(|part| (kind, "tool", part, None))
+        }
+        Some(kind @ "computer_call_output") => {
+            screenshot(&value).map(|part| (kind, "tool", part, None))
+        }
+        Some(kind @ "mcp_call") => mcp_call(&value).map(|(part, name)| (kind, "tool", part, name)),
+        Some(kind @ ("function_call" | "custom_tool_call")) => {
+            call(&value, "call_id").map(|part| (kind, "assistant", part, None))
         }
         Some(RecordHeader::TYPE) => {
             return Outcome::Skip(SkippedUnit::in_value(|| "the record header".into(), &value));
@@ -413,9 +448,9 @@ fn record_line(line: &str) -> Outcome<ParsedMessage> {
             ));
         }
     };
-    let Some((kind, role, part)) = read else {
+    let Some((kind, role, part, name)) = read else {
         return Outcome::Fail(ReadError::Shape(format!(
-            "a `{kind}` item needs its keys with the right types: a string `call_id` and `name` for a call, an `output` string or array of parts (and a string `call_id`, a boolean `is_error`, each optional) for a result",
+            "a `{kind}` item needs its keys with the right types: a string `call_id` and `name` for a call; for a result, an `output` string or array of parts (a screenshot object for a `computer_call_output`) and a string `call_id` (`id` for a `local_shell_call_output`), a boolean `is_error`, each optional; for an `mcp_call`, a string `id`, `name` and `output`, and an `error` string or object, each optional",
             kind = object
                 .get("type")
                 .and_then(Value::as_str)
@@ -423,9 +458,99 @@ fn record_line(line: &str) -> Outcome<ParsedMessage> {
         )));
     };
     match item_keys(object) {
-        Ok((id, fence)) => Outcome::Item(responses_item(kind, role, part, id, fence)),
+        Ok((id, fence)) => Outcome::Item(responses_item(kind, role, part, name, id, fence)),
         Err(error) => Outcome::Fail(error),
     }
+}
+
+/// A `computer_call_output` as a tool result answering its `call_id`. Its `output` is a
+/// screenshot (`{"type":"computer_screenshot","image_url":…}` or a `file_id`): pixels, which the
+/// model reads as an image and no marker can mark, so it is a part with no text
+/// ([`Part::NoText`]). A screenshot whose strings (its address) hold a live marker is not taken
+/// for one, and kept as a part that cannot be read. An `output` of text or parts is read as a
+/// `function_call_output`'s is.
+fn screenshot(value: &Value) -> Option<Part> {
+    let Some(output @ Value::Object(_)) = value.get("output") else {
+        return result(value, "call_id", "output");
+    };
+    let mut without = value.clone();
+    without.as_object_mut()?.remove("output");
+    let Part::ToolResult {
+        tool_call_id,
+        is_error,
+        ..
+    } = result(&without, "call_id", "output")?
+    else {
+        return None;
+    };
+    let is_screenshot = Part::type_of(output) == Some("computer_screenshot")
+        && SkippedUnit::in_value(String::new, output).is_none();
+    let part = if is_screenshot {
+        Part::NoText("computer_screenshot".into())
+    } else {
+        Part::Other(output.clone())
+    };
+    Some(Part::ToolResult {
+        tool_call_id,
+        is_error,
+        content: vec![part],
+    })
+}
+
+/// An `mcp_call`: a call to a tool on an MCP server and its result in one item, read as a tool
+/// result answering the call's `id`, with the tool's `name`. Its `output` (a string) is the
+/// content; an `error` makes it a failed call (`is_error`), and its text is content too: a
+/// string, or an object's `message` and `content` (a string or an array of parts); an error
+/// object with neither is kept as a part that cannot be read.
+fn mcp_call(value: &Value) -> Option<(Part, Option<String>)> {
+    let text = |key: &str| match value.get(key) {
+        None | Some(Value::Null) => Some(None),
+        Some(Value::String(text)) => Some(Some(text.clone())),
+        Some(_) => None,
+    };
+    let (id, name, output) = (text("id")?, text("name")?, text("output")?);
+    let mut content: Vec<Part> = output.into_iter().map(Part::Text).collect();
+    let is_error = match value.get("error") {
+        None | Some(Value::Null) => false,
+        Some(Value::String(error)) => {
+            content.push(Part::Text(error.clone()));
+            true
+        }
+        Some(error @ Value::Object(_)) => {
+            let before = content.len();
+            if let Some(message) = error.get("message").and_then(Value::as_str) {
+                content.push(Part::Text(message.into()));
+            }
+            match error.get("content") {
+                Some(Value::String(text)) => content.push(Part::Text(text.clone())),
+                Some(Value::Array(parts)) => content.extend(parts.iter().map(nested_part)),
+                _ => {}
+            }
+            if content.len() == before {
+                content.push(Part::Other(error.clone()));
+            }
+            true
+        }
+        Some(_) => return None,
+    };
+    let part = Part::ToolResult {
+        tool_call_id: id,
+        is_error: Some(is_error),
+        content,
+    };
+    Some((part, name))
+}
+
+/// The message a wrapped transcript line wraps: its `message`, when that is an object with a
+/// string `role`. Coding agents write their transcripts so (Claude Code's
+/// `{"type":"user","message":{"role":"user","content":[…]},"uuid":…}`), and send the model the
+/// message alone: the wrapper's other keys (its `toolUseResult`, a copy of a tool's output kept
+/// for the agent's own interface) are not what the model read, and are ignored as a message
+/// line's unknown keys are.
+fn wrapped(object: &serde_json::Map<String, Value>) -> Option<&Value> {
+    object
+        .get("message")
+        .filter(|message| message.get("role").is_some_and(Value::is_string))
 }
 
 /// A Responses item's `id` and `fence`, each absent, `null` or a string.
@@ -447,11 +572,13 @@ fn item_keys(
 }
 
 /// A Responses item as a message line: a result as a `tool` line answering its call, its
-/// content the result's; a call as an `assistant` line holding the call.
+/// content the result's (an `mcp_call` naming its tool); a call as an `assistant` line holding
+/// the call.
 fn responses_item(
     kind: &str,
     role: &str,
     part: Part,
+    name: Option<String>,
     id: Option<String>,
     fence: Label,
 ) -> ParsedMessage {
@@ -466,7 +593,7 @@ fn responses_item(
     ParsedMessage {
         role: role.into(),
         tool_call_id,
-        name: None,
+        name,
         is_error,
         content,
         id,

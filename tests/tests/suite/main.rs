@@ -24,6 +24,7 @@ mod streaming_properties;
 mod streaming_splits;
 mod surfaces_exempt;
 mod surfaces_fixture;
+mod surfaces_formats;
 mod surfaces_golden;
 mod surfaces_holes;
 mod surfaces_incremental;

@@ -200,20 +200,20 @@ fn system_lines_are_not_checked_for_markers_and_unknown_roles_are() {
     );
     assert_eq!(record_kinds(&system), []);
     let odd = format!(
-        r#"{{"role":"Tool","content":[{{"type":"text","text":{}}}]}}"#,
+        r#"{{"role":"ipython","content":[{{"type":"text","text":{}}}]}}"#,
         json("RAW")
     );
     let findings = verify_record(&read_record(odd.as_bytes()), &context());
     assert_eq!(
         findings.iter().map(|f| f.kind.clone()).collect::<Vec<_>>(),
         [FindingKind::UnknownRole {
-            role: "Tool".into()
+            role: "ipython".into()
         }]
     );
     assert!(!findings[0].is_error());
     assert_eq!(
         findings[0].to_string(),
-        "conversation record, line 1: role `Tool` is none of `user`, `assistant`, `tool`, `function`, `system`, `developer`: its text is checked as one valid block or text with no live marker"
+        "conversation record, line 1: role `ipython` is none of `user`, `assistant`, `tool`, `function`, `system`, `developer`: its text is checked as one valid block or text with no live marker"
     );
 }
 
