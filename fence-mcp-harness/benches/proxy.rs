@@ -16,9 +16,10 @@
 //!   (a pooling reqwest client: rmcp's default opens a connection per request);
 //! - **50 clients at once**, 200 small calls each, through the proxy and through the least HTTP
 //!   proxy;
-//! - **memory**: the proxy's peak resident set (`VmHWM`, its own process, not the server's)
-//!   after the 10 MB results, in each shape: stdio, `--listen --url`, and `--url` (a stdio
-//!   client, the server over HTTP).
+//! - **memory**: the proxy's peak resident set (`VmHWM`, its own process, not the server's) on
+//!   one 10 MB result, in a proxy of its own that has made one small call before it, in each
+//!   shape: stdio, `--url` (a stdio client, the server over HTTP) and `--listen --url`; and,
+//!   for reading, the peaks of the proxies that made all the calls above.
 //!
 //! Small calls are made in rounds of 50 per path, the paths interleaved, and judged round by
 //! round: a floor on an added time holds the median of the rounds' differences of p50s. The
@@ -160,7 +161,10 @@ async fn stdio(binaries: &binaries::Binaries, scale: Scale, floors: &mut Vec<Flo
         median(&big[1]).as_secs_f64() / median(&big[0]).as_secs_f64(),
         1.15,
     ));
-    floors.push(peak_memory("stdio-peak-memory", proxy_pid, scale));
+    println!(
+        "Peak resident set of fence mcp after all of the above: {}",
+        Measured::Bytes(peak_bytes(proxy_pid))
+    );
     drop(proxied);
 }
 
@@ -220,17 +224,11 @@ async fn http(binaries: &binaries::Binaries, scale: Scale, floors: &mut Vec<Floo
         median(&big[1]).as_secs_f64() / median(&big[0]).as_secs_f64(),
         1.15,
     ));
-    floors.push(peak_memory("http-peak-memory", proxy.id(), scale));
-
-    // The third shape, for its memory: a stdio client, the server over HTTP.
-    let mut via_url = Command::new(&binaries.fence);
-    via_url.args(["mcp", "--url", &url]);
-    let (via_url, via_url_pid) = stdio_client(via_url).await;
-    for _ in 0..scale.big_calls.min(3) {
-        call(&via_url, "big", json!({ "bytes": scale.big_bytes })).await;
-    }
-    floors.push(peak_memory("url-peak-memory", via_url_pid, scale));
-    drop(via_url);
+    println!(
+        "Peak resident set of fence mcp --listen --url after all of the above: {}",
+        Measured::Bytes(peak_bytes(proxy.id()))
+    );
+    memory(binaries, scale, &url, floors).await;
 
     let [throughput, p99] = concurrent(scale, &proxied_url, &least_url).await;
     floors.push(Floor::ratio_at_least(
@@ -447,21 +445,50 @@ fn cpu_time(pid: u32) -> Duration {
     Duration::from_nanos(total)
 }
 
-/// Process `pid`'s peak resident set so far, against 1.5 times the big result plus 16 MiB.
-fn peak_memory(name: &'static str, pid: u32, scale: Scale) -> Floor {
+/// Process `pid`'s peak resident set so far (`VmHWM`), in bytes.
+fn peak_bytes(pid: u32) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("its status");
     let kib: u64 = status
         .lines()
         .find_map(|line| line.strip_prefix("VmHWM:"))
         .and_then(|kib| kib.trim().trim_end_matches("kB").trim().parse().ok())
         .expect("a VmHWM line");
+    kib * 1024
+}
+
+/// Each shape's peak resident set on one big result, in a proxy of its own that has made one
+/// small call before it, against 1.5 times the result plus 16 MiB. `url` is the server's.
+async fn memory(binaries: &binaries::Binaries, scale: Scale, url: &str, floors: &mut Vec<Floor>) {
     let limit = scale.big_bytes * 3 / 2 + (16 << 20);
-    Floor {
+    let big = || json!({ "bytes": scale.big_bytes });
+    let floor = |name, peak| Floor {
         name,
-        measured: Measured::Bytes(kib * 1024),
+        measured: Measured::Bytes(peak),
         limit: Measured::Bytes(limit),
-        met: kib * 1024 <= limit,
+        met: peak <= limit,
+    };
+    for (name, args) in [
+        ("stdio-peak-memory", vec!["mcp", "--", path(&binaries.server)]),
+        ("url-peak-memory", vec!["mcp", "--url", url]),
+    ] {
+        let mut command = Command::new(&binaries.fence);
+        command.args(args);
+        let (client, pid) = stdio_client(command).await;
+        small_call(&client).await;
+        call(&client, "big", big()).await;
+        floors.push(floor(name, peak_bytes(pid)));
     }
+    let mut command = Command::new(&binaries.fence);
+    command.args(["mcp", "--listen", "127.0.0.1:0", "--url", url]);
+    let (proxy, proxied_url) = announcing::spawn(command, announcing::On::Stderr);
+    let client = http_client(&proxied_url).await;
+    small_call(&client).await;
+    call(&client, "big", big()).await;
+    floors.push(floor("http-peak-memory", peak_bytes(proxy.id())));
+}
+
+fn path(path: &std::path::Path) -> &str {
+    path.to_str().expect("the test server's path is UTF-8")
 }
 
 /// A table of times, printed as markdown.
@@ -587,13 +614,14 @@ mod binaries {
         pub(crate) server: PathBuf,
     }
 
-    /// Builds both as the tests do (`--workspace --all-features`, the profile of this build:
-    /// `test` under `cargo test`, whose build has them already; `release` under `cargo bench`).
+    /// Builds both as the tests do (`--workspace --all-features`), in the profile of this
+    /// build, whose units they share: `test` under `cargo test`, whose build has them already;
+    /// `bench` under `cargo bench` (optimised as `release` is, with debug info for a profiler).
     pub(crate) fn build() -> Binaries {
         let profile = if cfg!(debug_assertions) {
             "test"
         } else {
-            "release"
+            "bench"
         };
         let manifest = concat!(env!("CARGO_MANIFEST_DIR"), "/../Cargo.toml");
         let messages = escargot::CargoBuild::new()
