@@ -468,7 +468,10 @@ async fn memory(binaries: &binaries::Binaries, scale: Scale, url: &str, floors: 
         met: peak <= limit,
     };
     for (name, args) in [
-        ("stdio-peak-memory", vec!["mcp", "--", path(&binaries.server)]),
+        (
+            "stdio-peak-memory",
+            vec!["mcp", "--", path(&binaries.server)],
+        ),
         ("url-peak-memory", vec!["mcp", "--url", url]),
     ] {
         let mut command = Command::new(&binaries.fence);
