@@ -47,7 +47,7 @@
 //!
 //! A program that calls MCP servers itself fences each result it receives with
 //! [`fence_tool_result`], by the table's `tools/call` rows; with the `rmcp` feature,
-//! [`rmcp::FencedClient`](crate::rmcp::FencedClient) fences what an rmcp client receives.
+//! [`rmcp::FencedClient`] fences what an rmcp client receives.
 //!
 //! # More
 //!
