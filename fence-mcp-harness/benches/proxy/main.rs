@@ -52,6 +52,8 @@ struct Scale {
     calls_per_client: usize,
     /// Rounds of the concurrent measurement, each through the proxy and the least proxy.
     concurrent_rounds: usize,
+    /// Small calls on each client before any is measured.
+    warm_calls: usize,
     judged: bool,
 }
 
@@ -62,16 +64,18 @@ const FULL: Scale = Scale {
     clients: 50,
     calls_per_client: 200,
     concurrent_rounds: 5,
+    warm_calls: 100,
     judged: true,
 };
 
 const LOOK: Scale = Scale {
     rounds: 2,
     big_calls: 2,
-    big_bytes: 1_000_000,
+    big_bytes: 100_000,
     clients: 4,
     calls_per_client: 5,
     concurrent_rounds: 1,
+    warm_calls: 5,
     judged: false,
 };
 
@@ -140,7 +144,7 @@ async fn stdio(binaries: &binaries::Binaries, scale: Scale, floors: &mut Vec<Flo
     proxy.arg("mcp").arg("--").arg(&binaries.server);
     let (proxied, proxy_pid) = stdio_client(proxy).await;
     let (direct, _) = direct;
-    warm(&[&direct, &proxied]).await;
+    warm(scale, &[&direct, &proxied]).await;
 
     let rounds = small_rounds(scale, [&direct, &proxied]).await;
     let mut table = Table::new("stdio");
@@ -184,7 +188,7 @@ async fn http(binaries: &binaries::Binaries, scale: Scale, floors: &mut Vec<Floo
     let proxied = http_client(&proxied_url).await;
     let forwarded = http_client(&least_url).await;
     let relayed = http_client(&relayed_url).await;
-    warm(&[&direct, &proxied, &forwarded, &relayed]).await;
+    warm(scale, &[&direct, &proxied, &forwarded, &relayed]).await;
 
     let cpu = || [proxy.id(), least.id(), server.id()].map(cpu_time);
     let before = cpu();
@@ -330,13 +334,14 @@ async fn small_call(client: &Client) -> Duration {
     call(client, "echo", json!({ "text": "hello" })).await
 }
 
-/// A hundred small calls on each client and one big, unmeasured, so that none is measured cold.
-async fn warm(clients: &[&Client]) {
+/// `scale.warm_calls` small calls on each client and a tenth of a big one, unmeasured, so that
+/// none is measured cold.
+async fn warm(scale: Scale, clients: &[&Client]) {
     for client in clients {
-        for _ in 0..100 {
+        for _ in 0..scale.warm_calls {
             small_call(client).await;
         }
-        call(client, "big", json!({ "bytes": 1_000_000 })).await;
+        call(client, "big", json!({ "bytes": scale.big_bytes / 10 })).await;
     }
 }
 
