@@ -647,17 +647,7 @@ fn item_as_built(
     } else {
         result_as_built(number, kind, built, message, &mut expected_paths);
     }
-    let mut paths: Vec<String> = findings
-        .iter()
-        .filter(|finding| finding.location.line == number)
-        .filter_map(|finding| match &finding.kind {
-            FindingKind::UnreadablePart { path, .. } => Some(path.clone()),
-            _ => None,
-        })
-        .collect();
-    paths.sort();
-    expected_paths.sort();
-    assert_eq!(paths, expected_paths, "line {number}: unreadable parts");
+    unreadable_parts_are(findings, number, expected_paths);
 }
 
 /// An `mcp_call` was read as a `tool` line answering its `id`, named its `name`: its output's
@@ -775,6 +765,21 @@ fn result_as_built(
     }
 }
 
+/// Line `number`'s unreadable-part findings name exactly `expected_paths`, in any order.
+fn unreadable_parts_are(findings: &[Finding], number: usize, mut expected_paths: Vec<String>) {
+    let mut paths: Vec<String> = findings
+        .iter()
+        .filter(|finding| finding.location.line == number)
+        .filter_map(|finding| match &finding.kind {
+            FindingKind::UnreadablePart { path, .. } => Some(path.clone()),
+            _ => None,
+        })
+        .collect();
+    paths.sort();
+    expected_paths.sort();
+    assert_eq!(paths, expected_paths, "line {number}: unreadable parts");
+}
+
 /// A readable line was read as it was built, and exactly its unreadable parts are findings.
 fn read_as_built(
     number: usize,
@@ -820,15 +825,5 @@ fn read_as_built(
             (expected, part) => panic!("{}: read as {part:?}, built as {expected:?}", what()),
         }
     }
-    let mut paths: Vec<String> = findings
-        .iter()
-        .filter(|finding| finding.location.line == number)
-        .filter_map(|finding| match &finding.kind {
-            FindingKind::UnreadablePart { path, .. } => Some(path.clone()),
-            _ => None,
-        })
-        .collect();
-    paths.sort();
-    expected_paths.sort();
-    assert_eq!(paths, expected_paths, "line {number}: unreadable parts");
+    unreadable_parts_are(findings, number, expected_paths);
 }

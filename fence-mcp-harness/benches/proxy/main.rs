@@ -162,7 +162,7 @@ async fn stdio(binaries: &binaries::Binaries, scale: Scale, floors: &mut Vec<Flo
     ));
     floors.push(Floor::ratio_at_most(
         "stdio-10mb-p50-ratio",
-        median(&big[1]).as_secs_f64() / median(&big[0]).as_secs_f64(),
+        ratio_of_medians(&big[1], &big[0]),
         1.15,
     ));
     println!(
@@ -225,7 +225,7 @@ async fn http(binaries: &binaries::Binaries, scale: Scale, floors: &mut Vec<Floo
     ));
     floors.push(Floor::ratio_at_most(
         "http-10mb-p50-ratio",
-        median(&big[1]).as_secs_f64() / median(&big[0]).as_secs_f64(),
+        ratio_of_medians(&big[1], &big[0]),
         1.15,
     ));
     println!(
@@ -415,6 +415,11 @@ fn median(samples: &[Duration]) -> Duration {
     let mut sorted = samples.to_vec();
     sorted.sort_unstable();
     percentile(&sorted, 50)
+}
+
+/// The median of `these` over the median of `baseline`.
+fn ratio_of_medians(these: &[Duration], baseline: &[Duration]) -> f64 {
+    median(these).as_secs_f64() / median(baseline).as_secs_f64()
 }
 
 fn median_f64(samples: &mut [f64]) -> f64 {
