@@ -28,6 +28,7 @@ use crate::wire::header::SESSION_ID;
 use crate::wire::message::Sent;
 use crate::wire::{BodyKind, answers, hop_by_hop, joined, posting};
 
+pub(crate) mod checks;
 mod relay;
 
 use relay::Relay;
@@ -173,17 +174,14 @@ impl Reverse {
             Ok(body) => body,
             Err(refused) => return refused,
         };
-        let outcome = session.client_line(&body);
-        let mut replies = Vec::new();
-        let onward = collected(session, outcome, &body, |reply| replies.push(reply));
-        if onward.is_empty() {
-            if replies.is_empty() {
-                return empty(StatusCode::ACCEPTED);
-            }
-            return json_response(StatusCode::OK, joined(replies));
-        }
-        let onward = joined(onward);
-        let sent = Sent::read(&onward);
+        let (onward, sent, replies) = match outbound(session, &body) {
+            Outbound::Upstream {
+                onward,
+                sent,
+                replies,
+            } => (onward, sent, replies),
+            Outbound::Answered(answered) => return answered,
+        };
         let request = self
             .remote
             .request(Method::POST, &parts.headers)
@@ -366,6 +364,39 @@ impl Reverse {
             let request = self.remote.request(Method::POST, headers).body(reply);
             self.aside.send(request).await;
         }
+    }
+}
+
+/// What becomes of a POST's body, read through the session.
+enum Outbound {
+    /// Messages go upstream: them, what they ask, and the proxy's own answers to those it
+    /// refused.
+    Upstream {
+        onward: Vec<u8>,
+        sent: Sent,
+        replies: Vec<Vec<u8>>,
+    },
+    /// Nothing goes upstream: the response to the client.
+    Answered(Response<Body>),
+}
+
+/// What becomes of a POST's `body`.
+fn outbound(session: &Session, body: &[u8]) -> Outbound {
+    let outcome = session.client_line(body);
+    let mut replies = Vec::new();
+    let onward = collected(session, outcome, body, |reply| replies.push(reply));
+    if onward.is_empty() {
+        if replies.is_empty() {
+            return Outbound::Answered(empty(StatusCode::ACCEPTED));
+        }
+        return Outbound::Answered(json_response(StatusCode::OK, joined(replies)));
+    }
+    let onward = joined(onward);
+    let sent = Sent::read(&onward);
+    Outbound::Upstream {
+        onward,
+        sent,
+        replies,
     }
 }
 
