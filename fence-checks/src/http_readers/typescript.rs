@@ -57,7 +57,7 @@ pub(super) fn read(request: &Request, response: &Response) -> Result<Vec<Handed>
         return Err(Unmodelled("a header name that is not a token"));
     }
     let Some(headers) = headers(&response.headers) else {
-        return Ok(vec![Handed::Raised(Said::exact("fetch failed"))]);
+        return Ok(failed(request, &Said::exact("fetch failed")));
     };
     if redirects(response) {
         return Err(Unmodelled(
@@ -73,19 +73,34 @@ pub(super) fn read(request: &Request, response: &Response) -> Result<Vec<Handed>
     };
     Ok(match request {
         Request::Post(body) => post(body, status, &headers, chunks),
-        Request::Get => get(status, chunks, None),
-        Request::Resume { request, .. } => {
+        Request::Get => get(request, status, chunks, None),
+        Request::Resume { request: sent, .. } => {
             // `send` with a resumption token puts the request's id on the results it reads.
-            let replay = request
+            let replay = sent
                 .as_deref()
                 .and_then(|body| lenient::parse(&String::from_utf8_lossy(body)).ok())
                 .and_then(|message| match zod(&message) {
                     Ok((Kind::Request, read)) => read.get("id").cloned(),
                     _ => None,
                 });
-            get(status, chunks, replay)
+            get(request, status, chunks, replay)
         }
     })
+}
+
+/// How an error opening a stream (or any request's `fetch` failing) reaches the caller:
+/// `send` rejects with it (and tells `onerror`); `resumeStream` rejects with it, and
+/// `_startOrAuthSse` tells `onerror` first; the GET stream the transport opens itself and a
+/// request's stream `send` resumes are not awaited, so `onerror` is told twice.
+fn failed(request: &Request, said: &Said) -> Vec<Handed> {
+    match request {
+        Request::Post(_) | Request::Resume { request: None, .. } => {
+            vec![Handed::Raised(said.clone())]
+        }
+        Request::Get | Request::Resume { request: Some(_), .. } => {
+            vec![Handed::Reported(said.clone()), Handed::Reported(said.clone())]
+        }
+    }
 }
 
 /// `send`: a POST's response.
@@ -126,15 +141,16 @@ fn post(body: &[u8], status: u16, headers: &Headers, chunks: &[Vec<u8>]) -> Vec<
 
 /// `_startOrAuthSse`: the GET stream, or a resumed one (`replay`: the id `send` puts on its
 /// results).
-fn get(status: u16, chunks: &[Vec<u8>], replay: Option<Value>) -> Vec<Handed> {
+fn get(request: &Request, status: u16, chunks: &[Vec<u8>], replay: Option<Value>) -> Vec<Handed> {
     if !(200..=299).contains(&status) {
         if status == 405 {
             return Vec::new();
         }
-        return vec![Handed::Raised(Said::exact(format!(
+        let said = Said::exact(format!(
             "Streamable HTTP error: Failed to open SSE stream: {}",
             reason(status)
-        )))];
+        ));
+        return failed(request, &said);
     }
     if !has_body(status) || status == 205 {
         // `response.body` is null: nothing is read, and nothing reconnects.
