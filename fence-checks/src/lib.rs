@@ -19,6 +19,8 @@ mod api;
 pub mod async_writer;
 pub mod fence_parse;
 #[cfg(feature = "std")]
+pub mod http_exchange;
+#[cfg(feature = "std")]
 pub mod http_readers;
 pub mod input;
 #[cfg(feature = "std")]

@@ -97,8 +97,14 @@ fn failed(request: &Request, said: &Said) -> Vec<Handed> {
         Request::Post(_) | Request::Resume { request: None, .. } => {
             vec![Handed::Raised(said.clone())]
         }
-        Request::Get | Request::Resume { request: Some(_), .. } => {
-            vec![Handed::Reported(said.clone()), Handed::Reported(said.clone())]
+        Request::Get
+        | Request::Resume {
+            request: Some(_), ..
+        } => {
+            vec![
+                Handed::Reported(said.clone()),
+                Handed::Reported(said.clone()),
+            ]
         }
     }
 }

@@ -118,7 +118,9 @@ fn answer(mut stream: TcpStream, responses: &[Response]) -> std::io::Result<()> 
         .and_then(|index| index.parse::<usize>().ok())
         .and_then(|index| responses.get(index))
     else {
-        stream.write_all(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")?;
+        stream.write_all(
+            b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
+        )?;
         return Ok(());
     };
     let reason = http::StatusCode::from_u16(response.status)
@@ -215,7 +217,10 @@ fn reports(sdk: Sdk, child: std::process::Child) -> Value {
     let report = lenient::parse(text.trim()).unwrap_or_else(|error| {
         panic!("the {sdk:?} driver's report is not JSON ({error:?}): {text}")
     });
-    report.get("cases").cloned().expect("the report lists its cases")
+    report
+        .get("cases")
+        .cloned()
+        .expect("the report lists its cases")
 }
 
 /// A value as both SDKs' dumps make it comparable: members once (the last), in name order;
@@ -254,8 +259,7 @@ fn said(model: &Said, real: &str) -> bool {
     if model.quotes.is_empty() {
         return real == model.text;
     }
-    real.starts_with(&model.text)
-        && (!live(real) || model.texts().any(live))
+    real.starts_with(&model.text) && (!live(real) || model.texts().any(live))
 }
 
 /// How one item the model says differs from the SDK's, if it does.
@@ -268,9 +272,7 @@ fn differs(model: &Handed, real: &Value) -> Option<String> {
         Handed::MadeUp { id, code, message } => real.get("message").is_some_and(|real| {
             let error = real.get("error");
             real.get("id").map(canonical) == Some(canonical(id))
-                && error
-                    .and_then(|error| error.get("code"))
-                    .map(canonical)
+                && error.and_then(|error| error.get("code")).map(canonical)
                     == Some(canonical(&Value::Number(code.to_string())))
                 && error
                     .and_then(|error| error.get("message"))
@@ -281,7 +283,12 @@ fn differs(model: &Handed, real: &Value) -> Option<String> {
         Handed::Reported(message) => text("reported").is_some_and(|real| said(message, real)),
         Handed::Reconnects(_) => false,
     };
-    (!same).then(|| format!("the model says {model:?}, the SDK {}", http_readers::to_json(real)))
+    (!same).then(|| {
+        format!(
+            "the model says {model:?}, the SDK {}",
+            http_readers::to_json(real)
+        )
+    })
 }
 
 /// How what `sdk` handed on in a case differs from what the model says.
@@ -310,11 +317,15 @@ fn compare(model: &[Handed], real: &Value) -> Vec<String> {
         [] => None,
         [Handed::Reconnects(id)] => Some(id.clone()),
         _ => {
-            problems.push(format!("the model reconnects more than once: {reconnects:?}"));
+            problems.push(format!(
+                "the model reconnects more than once: {reconnects:?}"
+            ));
             None
         }
     };
-    let real_reconnects = real.get("reconnects").map(|id| id.as_str().map(str::to_owned));
+    let real_reconnects = real
+        .get("reconnects")
+        .map(|id| id.as_str().map(str::to_owned));
     if model_reconnects != real_reconnects {
         problems.push(format!(
             "the model reconnects with {model_reconnects:?}, the SDK with {real_reconnects:?}"
@@ -357,7 +368,10 @@ fn each_sdk_reads_every_hostile_response_as_its_model_says() {
                         .into_iter()
                         .map(|problem| format!("{sdk:?} {}: {problem}", case.name)),
                 ),
-                Err(why) => failures.push(format!("{sdk:?} {}: the model does not read it: {why:?}", case.name)),
+                Err(why) => failures.push(format!(
+                    "{sdk:?} {}: the model does not read it: {why:?}",
+                    case.name
+                )),
             }
         }
     }
