@@ -417,7 +417,7 @@ impl Judge<'_> {
                     "the result of tasks/result",
                 ),
                 Asked::TaskState => {
-                    self.task_state(result, "the task state answering tasks/get or tasks/cancel")
+                    self.task_state(result, "the task state answering tasks/get or tasks/cancel");
                 }
                 Asked::TaskList => self.task_list(result),
                 Asked::Read => self.read_result(result),
@@ -535,7 +535,7 @@ impl Judge<'_> {
                 }
             }
             Some((tasks, None)) => {
-                self.clean(tasks, "the result of tasks/list: `tasks`, not an array,")
+                self.clean(tasks, "the result of tasks/list: `tasks`, not an array,");
             }
             None => {}
         }

@@ -298,11 +298,9 @@ fn charset_param(content_type: &str) -> Option<String> {
     let mut rest = content_type;
     let mut first = true;
     loop {
-        let bytes = rest.as_bytes();
         let mut end = rest.find(';');
         while let Some(at) = end.filter(|&at| at > 0) {
-            let quotes = bytes[..at].iter().filter(|&&byte| byte == b'"').count()
-                - rest[..at].matches("\\\"").count();
+            let quotes = rest[..at].matches('"').count() - rest[..at].matches("\\\"").count();
             if quotes % 2 == 0 {
                 break;
             }
@@ -503,24 +501,18 @@ impl EventDecoder {
         let value = value.strip_prefix(' ').unwrap_or(value);
         match field {
             "event" => {
-                self.event = value.to_owned();
+                value.clone_into(&mut self.event);
                 self.pending = true;
             }
             "data" => {
                 self.data.push(value.to_owned());
                 self.pending = true;
             }
-            "id" => {
-                if !value.contains('\0') {
-                    self.last_event_id = value.to_owned();
-                    self.pending = true;
-                }
+            "id" if !value.contains('\0') => {
+                value.clone_into(&mut self.last_event_id);
+                self.pending = true;
             }
-            "retry" => {
-                if lenient::python_int(value).is_some() {
-                    self.pending = true;
-                }
-            }
+            "retry" if lenient::python_int(value).is_some() => self.pending = true,
             _ => {}
         }
         Ok(None)

@@ -1,9 +1,9 @@
 //! Bytes into text, and the text helpers both readers need: UTF-8 decoded as WHATWG's
 //! `TextDecoder` and Python's `errors="replace"` codec decode it, Latin-1, each language's idea
-//! of white space and case, and Python's `repr` of a string.
+//! of white space, and Python's `repr` of a string.
 
 /// UTF-8 decoded a chunk at a time, as a streaming decoder does: every invalid sequence is one
-/// U+FFFD per maximal subpart (what WHATWG's decoder, CPython's and Rust's
+/// U+FFFD per maximal subpart (what WHATWG's decoder, Python's and Rust's
 /// `String::from_utf8_lossy` all do), a sequence cut by a chunk's end is held for the next
 /// chunk, and one that the stream ends inside is U+FFFD.
 #[derive(Debug, Default)]
@@ -161,7 +161,7 @@ fn is_py_printable(ch: char) -> bool {
         | 0xFEFF
         | 0xFFF9..=0xFFFB
         | 0xFFFE..=0xFFFF
-        | 0xF0000..=0x10FFFF
+        | 0xF_0000..=0x10_FFFF
     )
 }
 

@@ -83,7 +83,7 @@ pub(super) fn read(request: &Request, response: &Response) -> Result<Vec<Handed>
                     Ok((Kind::Request, read)) => read.get("id").cloned(),
                     _ => None,
                 });
-            get(request, status, chunks, replay)
+            get(request, status, chunks, replay.as_ref())
         }
     })
 }
@@ -147,7 +147,7 @@ fn post(body: &[u8], status: u16, headers: &Headers, chunks: &[Vec<u8>]) -> Vec<
 
 /// `_startOrAuthSse`: the GET stream, or a resumed one (`replay`: the id `send` puts on its
 /// results).
-fn get(request: &Request, status: u16, chunks: &[Vec<u8>], replay: Option<Value>) -> Vec<Handed> {
+fn get(request: &Request, status: u16, chunks: &[Vec<u8>], replay: Option<&Value>) -> Vec<Handed> {
     if !(200..=299).contains(&status) {
         if status == 405 {
             return Vec::new();
@@ -178,10 +178,9 @@ fn decode(chunks: &[Vec<u8>]) -> String {
 /// schema; any that fails fails them all.
 fn json_body(chunks: &[Vec<u8>]) -> Vec<Handed> {
     let text = decode(chunks);
-    let data = match lenient::parse(&text) {
-        Ok(data) => data,
+    let Ok(data) = lenient::parse(&text) else {
         // V8's `SyntaxError` quotes up to 20 characters of the text around the error.
-        Err(_) => return vec![Handed::Raised(Said::quoting("", vec![text]))],
+        return vec![Handed::Raised(Said::quoting("", vec![text]))];
     };
     let items: Vec<&Value> = match &data {
         Value::Array(items) => items.iter().collect(),
@@ -312,16 +311,17 @@ fn parameter_at(chars: &[char], mut at: usize) -> Option<usize> {
 #[derive(Debug, Default)]
 struct Event {
     id: Option<String>,
-    event: Option<String>,
+    /// Its type (`event`); none when it had no `event:` line, or an empty one.
+    kind: Option<String>,
     data: String,
 }
 
 /// The events of a stream: `TextDecoderStream` (a BOM at the stream's start dropped, invalid
 /// UTF-8 replaced) into `EventSourceParserStream`.
 fn events(chunks: &[Vec<u8>]) -> Vec<Event> {
-    let mut decoder = Utf8Stream::new(true);
-    let mut decoded: Vec<String> = chunks.iter().map(|chunk| decoder.feed(chunk)).collect();
-    decoded.push(decoder.finish());
+    let mut utf8 = Utf8Stream::new(true);
+    let mut decoded: Vec<String> = chunks.iter().map(|chunk| utf8.feed(chunk)).collect();
+    decoded.push(utf8.finish());
     // `TextDecoderStream` enqueues only text that is not empty; the parser drops "ï»¿" (the
     // BOM's bytes read as Latin-1) from the start of the first chunk it is fed, and only
     // there.
@@ -374,7 +374,7 @@ impl Parser {
             if self.data_lines > 0 {
                 self.events.push(Event {
                     id: self.id.take(),
-                    event: self.event.take(),
+                    kind: self.event.take(),
                     data: std::mem::take(&mut self.data),
                 });
             }
@@ -400,11 +400,7 @@ impl Parser {
                 self.data.push_str(value);
                 self.data_lines += 1;
             }
-            "id" => {
-                if !value.contains('\0') {
-                    self.id = Some(value.to_owned());
-                }
-            }
+            "id" if !value.contains('\0') => self.id = Some(value.to_owned()),
             // `retry` sets the delay before reconnecting; any other field is reported to an
             // `onError` the SDK does not pass.
             _ => {}
@@ -413,7 +409,7 @@ impl Parser {
 }
 
 /// `_handleSseStream`: what the SDK hands on from a stream, and whether it reconnects.
-fn stream(chunks: &[Vec<u8>], reconnectable: bool, replay: Option<Value>) -> Vec<Handed> {
+fn stream(chunks: &[Vec<u8>], reconnectable: bool, replay: Option<&Value>) -> Vec<Handed> {
     let mut handed = Vec::new();
     let mut last_event_id = None;
     let mut primed = false;
@@ -426,21 +422,18 @@ fn stream(chunks: &[Vec<u8>], reconnectable: bool, replay: Option<Value>) -> Vec
         if event.data.is_empty() {
             continue;
         }
-        if event.event.as_deref().is_some_and(|kind| kind != "message") {
+        if event.kind.as_deref().is_some_and(|kind| kind != "message") {
             continue;
         }
-        let data = match lenient::parse(&event.data) {
-            Ok(data) => data,
-            Err(_) => {
-                handed.push(Handed::Reported(Said::quoting("", vec![event.data])));
-                continue;
-            }
+        let Ok(data) = lenient::parse(&event.data) else {
+            handed.push(Handed::Reported(Said::quoting("", vec![event.data])));
+            continue;
         };
         match zod(&data) {
             Ok((kind, mut message)) => {
                 if kind == Kind::Result {
                     answered = true;
-                    if let (Some(id), Value::Object(members)) = (&replay, &mut message) {
+                    if let (Some(id), Value::Object(members)) = (replay, &mut message) {
                         for (key, value) in members.iter_mut() {
                             if key == "id" {
                                 *value = id.clone();
@@ -629,7 +622,7 @@ mod tests {
             let chunks: Vec<Vec<u8>> = chunks.iter().map(|chunk| chunk.to_vec()).collect();
             events(&chunks)
                 .into_iter()
-                .map(|event| (event.event, event.data))
+                .map(|event| (event.kind, event.data))
                 .collect::<Vec<_>>()
         };
         assert_eq!(

@@ -298,20 +298,20 @@ fn compare(model: &[Handed], real: &Value) -> Vec<String> {
         .iter()
         .partition(|each| matches!(each, Handed::Reconnects(_)));
     let real_items = real.get("items").and_then(Value::items).unwrap_or_default();
-    if items.len() != real_items.len() {
-        problems.push(format!(
-            "the model hands on {} items, the SDK {}: model {items:?}, SDK {}",
-            items.len(),
-            real_items.len(),
-            http_readers::to_json(real)
-        ));
-    } else {
+    if items.len() == real_items.len() {
         problems.extend(
             items
                 .iter()
                 .zip(real_items)
                 .filter_map(|(model, real)| differs(model, real)),
         );
+    } else {
+        problems.push(format!(
+            "the model hands on {} items, the SDK {}: model {items:?}, SDK {}",
+            items.len(),
+            real_items.len(),
+            http_readers::to_json(real)
+        ));
     }
     let model_reconnects = match reconnects.as_slice() {
         [] => None,
