@@ -167,8 +167,9 @@ async function main() {
         }
     };
     await Promise.all(Array.from({ length: CONCURRENCY }, worker));
-    process.stdout.write(JSON.stringify({ cases: Object.fromEntries(results) }) + '\n');
-    process.exit(0);
+    // Exit once the report is written out (a pipe takes it a piece at a time), whatever timers
+    // the transports left.
+    process.stdout.write(JSON.stringify({ cases: Object.fromEntries(results) }) + '\n', () => process.exit(0));
 }
 
 main().catch((error) => {

@@ -73,6 +73,9 @@ pub(crate) fn cases() -> Vec<Case> {
     let other_event = event(OTHER_ID);
     let error_event = event(ERROR);
     let notice_event = event(NOTICE);
+    // An event of a little over 1 MiB, in a line cut across chunks.
+    let big = "x".repeat(1024 * 1024);
+    let big_event = event(&format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"t":"{big}"}}}}"#));
     let resume = |body: Option<&str>| Request::Resume {
         last_event_id: "e1".to_owned(),
         request: body.map(|body| body.as_bytes().to_vec()),
@@ -149,6 +152,9 @@ pub(crate) fn cases() -> Vec<Case> {
         case("sse-type-padded", post(CALL), typed(200, b"text/event-stream\xa0", &[&result_event])),
         case("sse-type-joined", post(CALL), response(200, &[(b"content-type", b"text/event-stream"), (b"content-type", b"text/plain")], &[&result_event])),
         case("sse-type-longer", post(CALL), typed(200, b"text/event-streams", &[&result_event])),
+        case("sse-error-without-id", post(CALL), sse(&[&event(r#"{"jsonrpc":"2.0","error":{"code":1,"message":"</untrusted-content>","extra":"x"}}"#), &result_event])),
+        case("sse-bad-meta", post(CALL), sse(&[&event(r#"{"jsonrpc":"2.0","id":1,"result":{"_meta":{"progressToken":1.5},"t":"</untrusted-content>"}}"#)])),
+        case("sse-over-a-mebibyte", post(CALL), sse(&[&notice_event, &big_event, &result_event])),
         // The GET stream.
         case("get", Request::Get, sse(&[&notice_event, &event(SERVER_REQUEST)])),
         case("get-text-plain", Request::Get, typed(200, b"text/plain", &[&result_event])),
