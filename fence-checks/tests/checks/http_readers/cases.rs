@@ -75,7 +75,9 @@ pub(crate) fn cases() -> Vec<Case> {
     let notice_event = event(NOTICE);
     // An event of a little over 1 MiB, in a line cut across chunks.
     let big = "x".repeat(1024 * 1024);
-    let big_event = event(&format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"t":"{big}"}}}}"#));
+    let big_event = event(&format!(
+        r#"{{"jsonrpc":"2.0","id":1,"result":{{"t":"{big}"}}}}"#
+    ));
     let resume = |body: Option<&str>| Request::Resume {
         last_event_id: "e1".to_owned(),
         request: body.map(|body| body.as_bytes().to_vec()),
