@@ -287,11 +287,24 @@ struct Judge<'a> {
 impl Judge<'_> {
     fn fail(&self, what: &str) -> ! {
         let mut said = String::new();
-        let _ = writeln!(
-            said,
-            "the request: {:?}",
-            shorten(&format!("{:?}", self.exchange.request))
-        );
+        let text = |bytes: &[u8]| shorten(&String::from_utf8_lossy(bytes));
+        let _ = match &self.exchange.request {
+            Request::Post(body) => writeln!(said, "the request: POST {}", text(body)),
+            Request::Get => writeln!(said, "the request: GET"),
+            Request::Resume {
+                last_event_id,
+                request,
+            } => writeln!(
+                said,
+                "the request: GET, Last-Event-ID {last_event_id:?}, resuming {}",
+                request
+                    .as_deref()
+                    .map_or_else(|| "the GET stream".to_owned(), text)
+            ),
+        };
+        for waiting in &self.exchange.waiting {
+            let _ = writeln!(said, "waiting: {}", text(waiting));
+        }
         let response = |out: &mut String,
                         who: &str,
                         status: u16,

@@ -145,8 +145,10 @@
 //! **Library messages** ([`Said::quotes`]): V8's `JSON.parse` error quotes up to 20 characters
 //! of the text around the error (the whole text when it is 21 or fewer); a `ZodError` names a
 //! message's unrecognized keys, but no value; pydantic's `ValidationError` shows the `repr` of
-//! the input and of each failing member, cut to their first 25 and last 24 characters past 50.
-//! The model quotes the whole text (and, for pydantic, every string and key read from it).
+//! the input and of each failing member, its middle cut out when it is long. The model quotes
+//! the whole text (zod: every key; pydantic: the text, and every string and key read from it),
+//! so a marker it finds there may be one the library's message cuts; the check errs on the
+//! side of failing.
 //!
 //! ```
 //! use fence_checks::http_readers::{Handed, Request, Response, Sdk, read};
@@ -290,8 +292,8 @@ pub struct Unmodelled(pub &'static str);
 /// # Errors
 ///
 /// [`Unmodelled`] when the response is one the model does not read: a redirect, a status
-/// outside 200 to 599, a header that is not a token and a value on one line, a charset the
-/// model does not decode (Python).
+/// outside 200 to 599, a header whose name is not a token or whose value holds CR or LF (no
+/// HTTP response on the wire has one), a charset the model does not decode (Python).
 pub fn read(sdk: Sdk, request: &Request, response: &Response) -> Result<Vec<Handed>, Unmodelled> {
     if !(200..=599).contains(&response.status) {
         return Err(Unmodelled("a status outside 200 to 599"));
