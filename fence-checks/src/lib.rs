@@ -63,4 +63,6 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("records", records::check),
     #[cfg(feature = "std")]
     ("mcp_session", mcp_session::check),
+    #[cfg(feature = "std")]
+    ("http_exchange", http_exchange::check_proxy),
 ];

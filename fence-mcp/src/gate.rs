@@ -82,6 +82,11 @@ mod http {
     pub(crate) const COMPRESSED: &str = "the upstream compressed its response though the proxy \
                                          asked for none; the proxy cannot fence what it cannot read";
 
+    /// What the proxy says of a redirect it did not follow.
+    pub(crate) const REDIRECT: &str = "the upstream answered with a redirect the proxy did not \
+                                       follow (too many, or with nowhere to go); passed on, it would take the client \
+                                       past the proxy";
+
     /// How the body of a response to `asked` with this status and these headers is read.
     ///
     /// By the most lenient client's reading, never by what the type says: the TypeScript SDK
@@ -95,6 +100,11 @@ mod http {
         }
         if compressed(headers) {
             return Head::Withheld(COMPRESSED);
+        }
+        if status.is_redirection() {
+            // The proxy follows the upstream's redirects itself: one it hands on (one too many,
+            // or one without a place to go) would send the client past it.
+            return Head::Withheld(REDIRECT);
         }
         if !status.is_success() {
             return Head::Error;
@@ -265,7 +275,14 @@ mod tests {
             assert_eq!(head(Asked::Get, ok, &typed(types)), Head::Events);
         }
         assert_eq!(head(Asked::Post, ok, &typed(&[b"text/plain"])), Head::Inert);
-        for status in [300, 400, 401, 403, 404, 500] {
+        for status in [300, 301, 307, 308] {
+            let status = StatusCode::from_u16(status).unwrap();
+            assert!(matches!(
+                head(Asked::Post, status, &typed(&[])),
+                Head::Withheld(_)
+            ));
+        }
+        for status in [400, 401, 403, 404, 500] {
             let status = StatusCode::from_u16(status).unwrap();
             for types in [
                 &[][..],

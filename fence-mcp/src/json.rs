@@ -101,7 +101,9 @@ impl<'a> Members<'a> {
     }
 
     /// Writes the object, each member's value written by `value` (given its key, its raw JSON
-    /// and the output), which says whether it wrote the value changed.
+    /// and the output), which says whether it wrote the value changed. Each key is written
+    /// neutralised: a client may show one (the TypeScript SDK's schema errors name unknown
+    /// keys).
     pub(crate) fn write_each<E>(
         &self,
         out: &mut Vec<u8>,
@@ -113,7 +115,9 @@ impl<'a> Members<'a> {
             if index > 0 {
                 out.push(b',');
             }
-            write_string(out, key);
+            let written = neutralise(key);
+            changed |= matches!(written, Cow::Owned(_));
+            write_string(out, &written);
             out.push(b':');
             changed |= value(key, raw, out)?;
         }

@@ -272,3 +272,34 @@ proptest! {
         http_exchange::check(&json_rpc_error, &data);
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    /// `fence mcp --listen --url` itself, on exchanges made from random bytes.
+    #[test]
+    fn the_proxy_holds_on_generated_exchanges(data in proptest::collection::vec(any::<u8>(), 0..512)) {
+        http_exchange::check_proxy(&data);
+    }
+}
+
+/// The proxy on the red team's findings and their neighbours.
+#[test]
+fn the_proxy_holds_on_the_red_teams_findings() {
+    let bom_mid_stream = format!(": x\n\n\u{feff}event: x\ndata: {FORGED}\n\n");
+    for exchange in [
+        post(200, b"text/event-stream", bom_mid_stream.as_bytes()),
+        post(400, b"application/json-seq", FORGED.as_bytes()),
+        post(401, b"application/json", FORGED.as_bytes()),
+        post(500, b"text/plain", FORGED.as_bytes()),
+        Exchange {
+            request: Request::Get,
+            waiting: vec![CALL.to_vec()],
+            status: 200,
+            headers: vec![(b"Content-Type".to_vec(), b"text/plain".to_vec())],
+            chunks: vec![format!("data: {FORGED}\n\n").into_bytes()],
+        },
+    ] {
+        check_exchange(&http_exchange::proxy, &exchange);
+    }
+}

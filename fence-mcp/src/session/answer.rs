@@ -43,7 +43,11 @@ impl Session {
                 _ => self.fence_result(&pending.asked, value, &mut fencing, out),
             },
             "error" => fencing::error_object(value, "error", out),
-            _ => Ok(json::keep(value, out)),
+            // No client reads a member of its own here, but one may show it (the TypeScript
+            // SDK's schema errors quote the message).
+            _ => {
+                json::neutralise_into(value, out).map_err(|why| Malformed::at(name, &why.problem()))
+            }
         });
         if respelled {
             fencing.notes.push(format!(

@@ -24,6 +24,9 @@ pub(crate) fn host_of(url: &str) -> String {
         .unwrap_or_else(|| url.to_owned())
 }
 
+/// How many redirects within the server's origin the proxy follows for one request.
+const MAX_REDIRECTS: usize = 5;
+
 impl Remote {
     /// The upstream at the server's URL; why not, when the URL or a header cannot be used.
     pub(crate) fn new(server: &RemoteServer) -> Result<Remote, String> {
@@ -51,10 +54,21 @@ impl Remote {
             value.set_sensitive(true);
             headers.append(name, value);
         }
+        // Redirects within the server's own origin (`/mcp` to `/mcp/`) are followed, as a
+        // client would; one elsewhere is not (the operator's `--header`s would go with it), and
+        // reaches the gate, which withholds it rather than send the client past the proxy.
+        let origin = url.origin();
+        let redirects = reqwest::redirect::Policy::custom(move |attempt| {
+            if attempt.previous().len() < MAX_REDIRECTS && attempt.url().origin() == origin {
+                attempt.follow()
+            } else {
+                attempt.stop()
+            }
+        });
         let client = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(10))
             .tcp_nodelay(true)
-            .redirect(reqwest::redirect::Policy::none())
+            .redirect(redirects)
             .build()
             .map_err(|err| format!("cannot make an HTTP client: {err}"))?;
         Ok(Remote {

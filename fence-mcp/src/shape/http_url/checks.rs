@@ -7,13 +7,12 @@ use std::sync::Arc;
 use bytes::Bytes;
 use http_body_util::BodyExt;
 
-use super::{Outbound, Reverse, outbound};
+use super::{Asking, Outbound, Reverse, outbound};
 use crate::engine::Engine;
 use crate::front::http::{Body, Guard, Listening};
 use crate::gate::Asked;
 use crate::options::{HttpFront, Options, RemoteServer};
 use crate::upstream::url::Remote;
-use crate::wire::message::Sent;
 
 /// The largest message the relay takes: past it, a body or an event is refused whole.
 pub const LIMIT: usize = 64 * 1024;
@@ -23,6 +22,9 @@ pub const LIMIT: usize = 64 * 1024;
 pub struct Exchange {
     /// The body of the client's POST; `None`: the client's GET (opening or resuming a stream).
     pub request: Option<Vec<u8>>,
+    /// The bodies of the session's earlier POSTs, passed upstream before and still waiting for
+    /// their answers, which may come on this response (a GET stream, a resumed one).
+    pub waiting: Vec<Vec<u8>>,
     /// The upstream's status.
     pub status: u16,
     /// The upstream's headers, names and values as bytes (one the HTTP stack would refuse to
@@ -73,10 +75,20 @@ async fn exchanged(exchange: &Exchange) -> Relayed {
     };
     let session = Arc::new(engine.session());
     let reverse = Reverse::new(engine, Arc::new(remote));
-    let (asked, sent, extra) = match &exchange.request {
-        None => (Asked::Get, Sent::default(), Vec::new()),
+    for earlier in &exchange.waiting {
+        // What the upstream answered them with came before; what they wait for, here.
+        let _ = outbound(&session, earlier);
+    }
+    let asking = match &exchange.request {
+        None => Asking::stream(Asked::Get),
+        // As both official SDKs do, it takes JSON and an event stream.
         Some(body) => match outbound(&session, body) {
-            Outbound::Upstream { sent, replies, .. } => (Asked::Post, sent, replies),
+            Outbound::Upstream { sent, replies, .. } => Asking {
+                asked: Asked::Post,
+                sent,
+                extra: replies,
+                events: true,
+            },
             Outbound::Answered(answered) => return collect(answered).await,
         },
     };
@@ -99,9 +111,7 @@ async fn exchanged(exchange: &Exchange) -> Relayed {
         return Relayed::default();
     };
     let response = reqwest::Response::from(response);
-    let answered = reverse
-        .respond(asked, response, session, sent, extra, &listening)
-        .await;
+    let answered = reverse.respond(asking, response, session, &listening).await;
     collect(answered).await
 }
 
@@ -141,6 +151,7 @@ mod tests {
         let stream = format!(": x\n\n\u{feff}event: x\ndata: {ANSWER}\n\n");
         let relayed = relay(&Exchange {
             request: Some(CALL.to_vec()),
+            waiting: Vec::new(),
             status: 200,
             headers: vec![(b"content-type".to_vec(), b"text/event-stream".to_vec())],
             chunks: vec![
@@ -159,6 +170,7 @@ mod tests {
         assert_eq!(live(&body), 2, "{text}");
         let relayed = relay(&Exchange {
             request: Some(CALL.to_vec()),
+            waiting: Vec::new(),
             status: 500,
             headers: vec![(b"content-type".to_vec(), b"text/plain".to_vec())],
             chunks: vec![ANSWER.as_bytes().to_vec()],

@@ -26,7 +26,8 @@ use crate::session::Session;
 use crate::upstream::url::{Aside, Remote, Unread, error_chain, read_whole};
 use crate::wire::header::SESSION_ID;
 use crate::wire::message::Sent;
-use crate::wire::{BodyKind, answers, hop_by_hop, joined, posting};
+use crate::wire::sse::message_event;
+use crate::wire::{BodyKind, EVENT_STREAM, answers, hop_by_hop, joined, posting};
 
 pub(crate) mod checks;
 mod relay;
@@ -159,7 +160,7 @@ impl Reverse {
         } else {
             Asked::Other
         };
-        self.respond(asked, response, session, Sent::default(), Vec::new(), front)
+        self.respond(Asking::stream(asked), response, session, front)
             .await
     }
 
@@ -188,8 +189,13 @@ impl Reverse {
             .body(onward);
         match request.send().await {
             Ok(response) => {
-                self.respond(Asked::Post, response, session.clone(), sent, replies, front)
-                    .await
+                let asking = Asking {
+                    asked: Asked::Post,
+                    sent,
+                    extra: replies,
+                    events: accepts_events(&parts.headers),
+                };
+                self.respond(asking, response, session.clone(), front).await
             }
             Err(err) => {
                 let why = self.unreachable_note(session, &err);
@@ -218,19 +224,22 @@ impl Reverse {
         refusal(StatusCode::BAD_GATEWAY, -32000, &why)
     }
 
-    /// The upstream's response to `asked`, for the client: its status and headers (each value
-    /// neutralised, `Content-Type` the proxy's own for a body it read), its body's messages
-    /// read through the session, and any other body neutralised. `extra` are the proxy's own
-    /// answers to requests of the same body it refused.
+    /// The upstream's response to what the client was `asking`, for the client: its status
+    /// and headers (each value neutralised, `Content-Type` the proxy's own for a body it read),
+    /// its body's messages read through the session, and any other body neutralised.
     async fn respond(
         &self,
-        asked: Asked,
+        asking: Asking,
         response: reqwest::Response,
         session: Arc<Session>,
-        sent: Sent,
-        extra: Vec<Vec<u8>>,
         front: &Listening,
     ) -> Response<Body> {
+        let Asking {
+            asked,
+            sent,
+            extra,
+            events,
+        } = asking;
         let status = response.status();
         if let Some(id) = response.headers().get(SESSION_ID) {
             self.keep(id.as_bytes(), &session);
@@ -274,6 +283,11 @@ impl Reverse {
                 ));
                 if messages.is_empty() {
                     return head.body(full(Bytes::new())).unwrap_or_else(|_| broken());
+                }
+                if messages.len() > 1 && !sent.batch {
+                    // A client that sent no batch refuses one (the Python SDK with an error that
+                    // quotes it whole): each message an event of a stream, when it takes one.
+                    return as_events(head, messages, events, &session);
                 }
                 head.body(full(joined(messages)))
                     .unwrap_or_else(|_| broken())
@@ -365,6 +379,81 @@ impl Reverse {
             self.aside.send(request).await;
         }
     }
+}
+
+/// What a client asked, as far as the response to it goes.
+struct Asking {
+    asked: Asked,
+    /// What its POST sent upstream (nothing, for a stream).
+    sent: Sent,
+    /// The proxy's own answers to the requests of its POST that it refused.
+    extra: Vec<Vec<u8>>,
+    /// Whether it takes an event stream in answer.
+    events: bool,
+}
+
+impl Asking {
+    /// A GET (or any other method but POST), which sends no message.
+    fn stream(asked: Asked) -> Asking {
+        Asking {
+            asked,
+            sent: Sent::default(),
+            extra: Vec::new(),
+            events: true,
+        }
+    }
+}
+
+/// Whether a request's `Accept` takes an event stream.
+fn accepts_events(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(http::header::ACCEPT)
+        .iter()
+        .any(|value| memchr::memmem::find(value.as_bytes(), EVENT_STREAM.as_bytes()).is_some())
+}
+
+/// The several messages answering a POST that was no batch: each an event of a stream, when
+/// the client takes one; else the answers alone (a notification beside them is dropped, and
+/// reported), which the client reads as it read one.
+fn as_events(
+    mut head: http::response::Builder,
+    messages: Vec<Vec<u8>>,
+    events: bool,
+    session: &Session,
+) -> Response<Body> {
+    if events {
+        if let Some(headers) = head.headers_mut() {
+            headers.insert(
+                http::header::CONTENT_TYPE,
+                http::HeaderValue::from_static(EVENT_STREAM),
+            );
+        }
+        let stream: Vec<u8> = messages
+            .iter()
+            .flat_map(|message| message_event(message))
+            .collect();
+        return head.body(full(stream)).unwrap_or_else(|_| broken());
+    }
+    let (answers, others): (Vec<_>, Vec<_>) = messages.into_iter().partition(|message| {
+        serde_json::from_slice::<&RawValue>(message)
+            .ok()
+            .and_then(crate::json::Members::of)
+            .is_some_and(|members| {
+                !matches!(members.one("result"), Ok(None))
+                    || !matches!(members.one("error"), Ok(None))
+            })
+    });
+    for other in &others {
+        report(
+            session,
+            &format!(
+                "dropped a message of the upstream's beside the answer to a client that takes                  JSON only, which cannot be sent it: {}",
+                String::from_utf8_lossy(other)
+            ),
+        );
+    }
+    head.body(full(joined(answers)))
+        .unwrap_or_else(|_| broken())
 }
 
 /// What becomes of a POST's body, read through the session.
