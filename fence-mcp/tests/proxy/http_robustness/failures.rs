@@ -629,3 +629,49 @@ async fn listen_url_passes_every_event_as_a_client_reads_it_and_fences_the_answe
     let message: Value = serde_json::from_str(&data.join("\n")).unwrap();
     assert_fenced(&message, "fetch");
 }
+
+// ---------------------------------------------------------------------------------------------
+// Redirects.
+
+/// A redirect within the upstream's own origin (`/mcp` to `/mcp/`) is followed, by the proxy,
+/// as a client would; one to anywhere else is withheld, for passed on it would send the client
+/// past the proxy (and the proxy does not follow it, or `--header`s would go with it).
+#[tokio::test(flavor = "multi_thread")]
+async fn listen_url_follows_a_redirect_within_the_upstream_and_withholds_one_elsewhere() {
+    let elsewhere = Hostile::start(plain).await;
+    let away = elsewhere.url.clone();
+    let hostile = Hostile::start(move |seen: &Seen| match seen.path.as_str() {
+        "/mcp" if seen.rpc_method() == "tools/call" && seen.message()["id"] == 2 => {
+            let mut response = respond(StatusCode::TEMPORARY_REDIRECT, "text/plain", full(""));
+            response
+                .headers_mut()
+                .insert("location", away.parse().unwrap());
+            response
+        }
+        "/mcp" => {
+            let mut response = respond(StatusCode::TEMPORARY_REDIRECT, "text/plain", full(""));
+            response
+                .headers_mut()
+                .insert("location", "/mcp/".parse().unwrap());
+            response
+        }
+        _ => plain(seen),
+    })
+    .await;
+    let front = Listening::start(&["--url", &hostile.url]);
+    let url = format!("http://{}/mcp", front.addr);
+    let answer = answer_of(
+        &messages(post(&url, &call(1, "fetch"), None).await).await,
+        1,
+    );
+    assert_fenced(&answer, "fetch");
+    let response = post(&url, &call(2, "fetch"), None).await;
+    assert_eq!(response.status(), StatusCode::BAD_GATEWAY);
+    let answer = answer_of(&messages(response).await, 2);
+    assert!(error_message(&answer).contains("redirect"), "{answer}");
+    assert!(
+        elsewhere.seen().is_empty(),
+        "the proxy followed a redirect out of the upstream's origin: {:?}",
+        elsewhere.seen()
+    );
+}

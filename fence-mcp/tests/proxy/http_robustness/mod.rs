@@ -30,6 +30,8 @@ type HBody = UnsyncBoxBody<Bytes, Infallible>;
 #[derive(Clone, Debug)]
 struct Seen {
     method: Method,
+    /// The request's path.
+    path: String,
     headers: HeaderMap,
     body: Bytes,
 }
@@ -94,6 +96,7 @@ impl Hostile {
                                 .map(http_body_util::Collected::to_bytes);
                             let seen = Seen {
                                 method: parts.method,
+                                path: parts.uri.path().to_owned(),
                                 headers: parts.headers,
                                 body: body.unwrap_or_default(),
                             };
