@@ -284,10 +284,21 @@ impl Listening {
     }
 
     fn start_at(addr: &str, args: &[&str]) -> Listening {
+        Listening::spawn(Listening::command(addr, args))
+    }
+
+    /// The command `start_at` runs, for a test to change (its environment, its limits).
+    fn command(addr: &str, args: &[&str]) -> Command {
         let mut command = Command::new(&binaries().fence);
         command
             .args(["mcp", "--grace-ms", "300", "--listen", addr])
-            .args(args)
+            .args(args);
+        command
+    }
+
+    /// Runs `command`, a `fence mcp --listen` one, and waits until it names its URL.
+    fn spawn(mut command: Command) -> Listening {
+        command
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
@@ -525,3 +536,4 @@ async fn listen_initialize(front: &Listening) -> Option<String> {
 mod eras;
 mod failures;
 mod front;
+mod guards;
