@@ -537,3 +537,4 @@ mod eras;
 mod failures;
 mod front;
 mod guards;
+mod sessions;
