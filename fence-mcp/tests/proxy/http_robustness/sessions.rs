@@ -150,3 +150,29 @@ async fn listen_url_keeps_only_the_sessions_the_upstream_created() {
     let resumed = resume(&front, &session, "c1").await;
     assert_resumed_and_fenced(&answer_of(&resumed, 1));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn listen_url_answers_the_typescript_sdks_resumed_call_fenced() {
+    if !crate::sdk::installed() {
+        return;
+    }
+    let hostile = Hostile::start(resuming(true)).await;
+    let front = Listening::start(&["--url", &hostile.url]);
+    let url = front.url.clone();
+    let report = tokio::task::spawn_blocking(move || crate::sdk::http::ts_resume_driver(&url))
+        .await
+        .unwrap();
+    assert_eq!(report["tokens"], json!(["c1", "a1"]), "{report}");
+    for call in ["first", "resumed"] {
+        // The SDK puts its own request's id on an answer it takes from a resumed stream.
+        let mut answer = json!({ "id": 1, "result": report[call].clone() });
+        if let Some(result) = answer["result"].as_object_mut() {
+            result.remove("resultType");
+        }
+        assert_resumed_and_fenced(&answer);
+    }
+    let resumed = hostile.wait_for("the resumed GET", |seen| {
+        seen.method == Method::GET && seen.header("last-event-id") == Some("c1")
+    });
+    assert_eq!(resumed.await.header("mcp-session-id"), Some(SESSION));
+}
