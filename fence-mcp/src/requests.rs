@@ -115,11 +115,16 @@ impl<T> Answered<T> {
         if self.capacity == 0 {
             return;
         }
-        self.recent.retain(|(other, _)| !meet(other, &keys));
+        self.forget(&keys);
         if self.recent.len() >= self.capacity {
             self.recent.pop_front();
         }
         self.recent.push_back((keys, request));
+    }
+
+    /// Forgets every remembered request whose id reads as an id of these keys.
+    pub(crate) fn forget(&mut self, keys: &[IdKey]) {
+        self.recent.retain(|(other, _)| !meet(other, keys));
     }
 
     /// The answered request an answer with an id of these keys answers (its handle is good
@@ -210,6 +215,9 @@ mod tests {
         answered.insert(text("y"), "d");
         assert_eq!(found(&answered, &text("x")), None);
         assert_eq!(found(&answered, &both), Some("c"));
+        answered.forget(&number("1"));
+        assert_eq!(found(&answered, &both), None);
+        assert_eq!(found(&answered, &text("y")), Some("d"));
         let mut none = Answered::new(0);
         none.insert(text("x"), "e");
         assert_eq!(found(&none, &text("x")), None);

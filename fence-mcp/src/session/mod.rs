@@ -317,6 +317,7 @@ impl Session {
             id: id.to_owned(),
             cancelled: false,
         };
+        let named = keys.clone();
         if state.client.insert(keys, pending).is_err() {
             let message = format!(
                 "fence mcp: request id {} is already in use by a request not answered yet \
@@ -325,6 +326,9 @@ impl Session {
             );
             return Outcome::refused(error_reply(id, INVALID_REQUEST, &message));
         }
+        // The id names this request now: an answer sent again to one answered before under it
+        // is no longer told apart from this one's, whatever ends this one.
+        state.answered.forget(&named);
         Outcome::new(Forward::AsIs)
     }
 

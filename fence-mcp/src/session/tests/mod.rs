@@ -190,6 +190,26 @@ fn an_answer_sent_again_is_fenced_as_its_request_asked_for_the_last_answered_onl
         session.upstream_line(answer("1").as_bytes()).forward,
         Forward::Rewritten(_)
     ));
+    // An id used again forgets the request answered under it before, whatever ends the new
+    // one: an answer sent again is never read as the older request's.
+    let init = br#"{"jsonrpc":"2.0","id":"i","method":"initialize","params":{}}"#;
+    assert_eq!(session.client_line(init).forward, Forward::AsIs);
+    let info = r#"{"jsonrpc":"2.0","id":"i","result":{"serverInfo":{"name":"s"}}}"#;
+    assert!(matches!(
+        session.upstream_line(info.as_bytes()).forward,
+        Forward::Rewritten(_) | Forward::AsIs
+    ));
+    call(&session, r#""i""#, "t");
+    #[cfg(feature = "http")]
+    {
+        let id = RawValue::from_string(r#""i""#.into()).unwrap();
+        assert!(session.abandon(&id, "gone").is_some());
+        let unfenced = answer(r#""i""#);
+        assert_eq!(
+            session.upstream_line(unfenced.as_bytes()).forward,
+            Forward::Nothing
+        );
+    }
     // A request too large to be remembered: its answer is taken once.
     call(&session, r#""big""#, &"t".repeat(4096));
     assert!(matches!(

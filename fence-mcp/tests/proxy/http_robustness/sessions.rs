@@ -45,10 +45,12 @@ fn resuming(answer_first: bool) -> impl Fn(&Seen) -> Response<HBody> + Send + Sy
         }
         if seen.method == Method::POST && seen.rpc_method() == "tools/call" {
             let id = seen.message()["id"].clone();
-            let mut events = format!("id: c{id}\nretry: 100\ndata:\n\n");
-            if answer_first {
-                events.push_str(&format!("id: a{id}\ndata: {}\n\n", resumed_answer(&id)));
-            }
+            let priming = format!("id: c{id}\nretry: 100\ndata:\n\n");
+            let events = if answer_first {
+                format!("{priming}id: a{id}\ndata: {}\n\n", resumed_answer(&id))
+            } else {
+                priming
+            };
             return sse_reply(full(events));
         }
         plain(seen)
