@@ -114,7 +114,7 @@ impl Reverse {
         Arc::new(self.engine.session())
     }
 
-    /// Keeps `session` under `key`, an id the upstream named in a response's
+    /// Keeps `session` under `key`, an id the upstream named in a successful response's
     /// `Mcp-Session-Id` (it created the session, or knows it), unless a session is kept under
     /// it already. Sessions no request has named for [`IDLE`] are forgotten first, then the
     /// one named least recently when [`MAX_SESSIONS`] are kept.
@@ -232,7 +232,12 @@ impl Reverse {
         front: &Listening,
     ) -> Response<Body> {
         let status = response.status();
-        if let Some(id) = response.headers().get(SESSION_ID) {
+        // A session the upstream created (or knows): named in a response that is no error.
+        if let Some(id) = response
+            .headers()
+            .get(SESSION_ID)
+            .filter(|_| status.is_success())
+        {
             self.keep(id.as_bytes(), &session);
         }
         let read = gate::head(status, response.headers());

@@ -17,7 +17,8 @@ fn resumed_answer(id: &Value) -> String {
 
 /// A server whose streams can be resumed, written byte by byte:
 ///
-/// - `initialize` creates the session [`SESSION`]; a request naming any other gets 404;
+/// - `initialize` creates the session [`SESSION`]; a request naming any other gets 404 (which
+///   names it back in `Mcp-Session-Id`);
 /// - a `tools/call` with the id N is answered on an event stream whose first event, with no
 ///   data, has the id `cN` (a client may resume the stream after it); then, when
 ///   `answer_first`, the answer (event id `aN`) and the stream's end; else the stream's end,
@@ -26,11 +27,14 @@ fn resumed_answer(id: &Value) -> String {
 ///   (whether or not a request N was ever made); a GET naming none gets 405.
 fn resuming(answer_first: bool) -> impl Fn(&Seen) -> Response<HBody> + Send + Sync {
     move |seen: &Seen| {
-        if seen
-            .header("mcp-session-id")
-            .is_some_and(|id| id != SESSION)
-        {
-            return respond(StatusCode::NOT_FOUND, "text/plain", full("no such session"));
+        if let Some(other) = seen.header("mcp-session-id").filter(|id| *id != SESSION) {
+            // Naming the session back, as some servers name it on every response.
+            let mut response =
+                respond(StatusCode::NOT_FOUND, "text/plain", full("no such session"));
+            response
+                .headers_mut()
+                .insert("mcp-session-id", other.parse().unwrap());
+            return response;
         }
         if seen.method == Method::GET {
             let Some(resumed) = seen
