@@ -337,6 +337,20 @@ impl Listening {
         self.stderr.lock().unwrap().clone()
     }
 
+    /// Waits until its stderr says `what` (read on a thread of its own, so a line the proxy
+    /// has written may not be there yet).
+    async fn says(&self, what: &str) {
+        let deadline = Instant::now() + PATIENCE;
+        while !self.stderr().contains(what) {
+            assert!(
+                Instant::now() < deadline,
+                "stderr never said {what:?}: {}",
+                self.stderr()
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
     fn port(&self) -> u16 {
         self.addr.rsplit_once(':').unwrap().1.parse().unwrap()
     }

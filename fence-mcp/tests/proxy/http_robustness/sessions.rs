@@ -96,18 +96,14 @@ async fn listen_url_passes_an_answer_sent_again_on_a_resumed_stream_fenced_as_it
     assert_resumed_and_fenced(&answer_of(&answered, 1));
     let resumed = resume(&front, &session, "c1").await;
     assert_resumed_and_fenced(&answer_of(&resumed, 1));
-    assert!(front.stderr().contains("sent again"), "{}", front.stderr());
+    front.says("sent again").await;
 
     // An answer sent again to a request that was never made answers nothing.
     let never = resume(&front, &session, "c99").await;
     assert!(never.is_empty(), "{never:?}");
-    assert!(
-        front
-            .stderr()
-            .contains("dropped an answer with the id 99, which the client has no request"),
-        "{}",
-        front.stderr()
-    );
+    front
+        .says("dropped an answer with the id 99, which the client has no request")
+        .await;
 }
 
 /// How many made-up session ids the test below names: more than the sessions the proxy keeps.
