@@ -83,7 +83,7 @@ fn header_read_timeout() -> Duration {
 /// Whether accepting failed for the one connection only (it was reset before it was
 /// accepted), so the next may be accepted at once; any other failure is the system's, and
 /// waits [`ACCEPT_BACKOFF`].
-fn one_connections(err: &std::io::Error) -> bool {
+fn failed_one_connection(err: &std::io::Error) -> bool {
     use std::io::ErrorKind;
     matches!(
         err.kind(),
@@ -137,7 +137,7 @@ pub(crate) async fn serve<B: Backend>(
                 };
                 let stream = match accepted {
                     Ok((stream, _)) => stream,
-                    Err(err) if one_connections(&err) => continue,
+                    Err(err) if failed_one_connection(&err) => continue,
                     Err(err) => {
                         if reported.is_none_or(|at| at.elapsed() >= ACCEPT_REPORT_EVERY) {
                             reported = Some(Instant::now());
