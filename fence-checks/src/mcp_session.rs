@@ -52,7 +52,9 @@
 //! to the line that carried it are checked, and forgotten after. The replies to a client's
 //! line (the proxy's refusals) answer nothing that was passed on: a client reusing the id of
 //! a request still waiting cannot be told apart from it, so the request stays in the book,
-//! still checked when its own answer comes.
+//! still checked when its own answer comes. An answered request is kept in a second book, of
+//! every request answered from the upstream's side, in order: an answer sent again answers one
+//! of those.
 //!
 //! # Invariants
 //!
@@ -83,9 +85,13 @@
 //!     `error` is checked;
 //!   - an answer written from the upstream's side carries the id of one of those requests
 //!     exactly, as the client wrote it;
-//! - a message that looks like an answer and whose id reads as no waiting request's holds no
-//!   live marker in any string or key but its `id` (which only echoes the client's): it can
-//!   only be one of the proxy's own errors.
+//! - a message from the upstream's side that looks like an answer and whose id reads as no
+//!   waiting request's, but as the id of a request answered before, is that answer sent again
+//!   (as a server does on a resumed stream): it carries the id of one of those requests
+//!   exactly, and is held to the rules of the last answered of them with that id, as above;
+//! - any other message that looks like an answer and whose id reads as no waiting request's
+//!   holds no live marker in any string or key but its `id` (which only echoes the client's):
+//!   it can only be one of the proxy's own errors.
 //!
 //! And: the proxy never panics; its notes (its stderr lines) and the name it calls the
 //! upstream hold no live marker, no control character and no character that reorders text;
@@ -107,6 +113,13 @@
 //! - **A `taskId` that is not a string kept its markers**
 //!   (`finding-a-task-id-that-is-not-a-string-keeps-its-markers`). Now a task id holding a
 //!   marker anywhere withholds its answer, whatever it is.
+//! - **An answer sent again, read as an earlier request of its id**
+//!   (`redteam-answer-sent-again`). When the proxy first passed on answers sent again (for
+//!   streams resumed with `Last-Event-ID`), it remembered only requests answered by the
+//!   upstream: a `tools/call` reusing the id of an answered `initialize`, then ended by an
+//!   oversized answer's error, left the `initialize` remembered, and a result sent again for the
+//!   id went out read as the `initialize`'s, unfenced. Now a request that uses an id forgets
+//!   the one answered under it before.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
@@ -332,6 +345,9 @@ impl Sources {
 #[derive(Debug, Default)]
 struct Oracle {
     waiting: Vec<Waiting>,
+    /// The requests answered from the upstream's side, oldest first: what an answer the
+    /// upstream sends again answers.
+    answered: Vec<Waiting>,
     /// Task ids named by the answers to `tools/call`s: the tools (`None`: an ambiguous name).
     tasks: HashMap<String, Vec<Option<String>>>,
     /// The session so far, for the report of a failure.
@@ -409,6 +425,7 @@ impl Oracle {
                     "note: an answer for no request dropped",
                     "which the client has no request waiting on",
                 ),
+                ("note: an answer sent again", "sent again by the upstream"),
                 (
                     "note: an unknown content block",
                     "that the proxy does not know",
@@ -616,6 +633,14 @@ impl Oracle {
                 .collect(),
             None => Vec::new(),
         };
+        if matched.is_empty() && answers {
+            if let Some(at) = self.sent_again(message, reading.as_ref()) {
+                self.count("an answer sent again");
+                let asked = self.answered[at].asked.clone();
+                self.answer(&asked, message);
+                return;
+            }
+        }
         if matched.is_empty() {
             self.count("an answer to no waiting request");
             for (key, value) in message.members().unwrap_or_default() {
@@ -640,10 +665,36 @@ impl Oracle {
             self.answer(&asked, message);
         }
         if answers {
-            for at in matched.into_iter().rev() {
-                self.waiting.remove(at);
-            }
+            let mut done: Vec<Waiting> = matched
+                .into_iter()
+                .rev()
+                .map(|at| self.waiting.remove(at))
+                .collect();
+            done.reverse();
+            self.answered.extend(done);
         }
+    }
+
+    /// Which answered request `message`, an answer from the upstream's side to no waiting
+    /// request, is that request's answer sent again as: the last answered whose id it reads
+    /// as. It must then carry that request's own id, as the first answer did; `None` when it
+    /// reads as no answered request's id.
+    fn sent_again(&self, message: &Value, reading: Option<&RequestId>) -> Option<usize> {
+        let reading = reading?;
+        let read_as: Vec<usize> = (0..self.answered.len())
+            .filter(|&at| self.answered[at].reading.same(reading))
+            .collect();
+        if read_as.is_empty() {
+            return None;
+        }
+        let own = read_as
+            .into_iter()
+            .rev()
+            .find(|&at| message.get("id") == Some(&self.answered[at].id));
+        if own.is_none() {
+            self.fail("an answer sent again does not carry its request's own id");
+        }
+        own
     }
 
     fn answer(&mut self, asked: &Asked, message: &Value) {

@@ -1,6 +1,7 @@
-//! Requests waiting for their answer, found by id as the clients find them ([`crate::ids`]).
+//! Requests waiting for their answer, and requests answered lately, found by id as the clients
+//! find them ([`crate::ids`]).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
 use crate::ids::{IdKey, meet};
 
@@ -88,6 +89,65 @@ impl<T> Requests<T> {
     }
 }
 
+/// The requests answered last, at most a fixed number, each with the keys its id reads as: what
+/// an answer sent again answers (a server resending the answers of a stream a client resumed,
+/// which the proxy read when it first came).
+#[derive(Debug)]
+pub(crate) struct Answered<T> {
+    /// Oldest first.
+    recent: VecDeque<(Vec<IdKey>, T)>,
+    capacity: usize,
+}
+
+impl<T> Answered<T> {
+    /// None yet; at most `capacity` remembered.
+    pub(crate) fn new(capacity: usize) -> Answered<T> {
+        Answered {
+            recent: VecDeque::new(),
+            capacity,
+        }
+    }
+
+    /// Remembers a request, answered. One remembered before whose id reads as its is forgotten
+    /// (an answer naming that id now answers this one, as a client reads it), and so is the
+    /// oldest when as many as are kept are remembered.
+    pub(crate) fn insert(&mut self, keys: Vec<IdKey>, request: T) {
+        if self.capacity == 0 {
+            return;
+        }
+        self.forget(&keys);
+        if self.recent.len() >= self.capacity {
+            self.recent.pop_front();
+        }
+        self.recent.push_back((keys, request));
+    }
+
+    /// Forgets every remembered request whose id reads as an id of these keys.
+    pub(crate) fn forget(&mut self, keys: &[IdKey]) {
+        self.recent.retain(|(other, _)| !meet(other, keys));
+    }
+
+    /// The answered request an answer with an id of these keys answers (its handle is good
+    /// until the next [`insert`](Self::insert)).
+    pub(crate) fn find(&self, keys: &[IdKey]) -> Found {
+        let mut found = None;
+        for (at, (each, _)) in self.recent.iter().enumerate() {
+            if meet(each, keys) {
+                if found.is_some() {
+                    return Found::Several;
+                }
+                found = Some(at as u64);
+            }
+        }
+        found.map_or(Found::None, Found::One)
+    }
+
+    pub(crate) fn get(&self, handle: u64) -> Option<&T> {
+        let at = usize::try_from(handle).ok()?;
+        self.recent.get(at).map(|(_, request)| request)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -130,5 +190,36 @@ mod tests {
         left.sort_unstable();
         assert_eq!(left, [2, 3]);
         assert_eq!(requests.find(&number("2")), Found::None);
+    }
+
+    #[test]
+    fn the_last_answered_are_found_and_an_id_used_again_names_the_latest() {
+        let mut answered = Answered::new(2);
+        answered.insert(number("1"), "a");
+        answered.insert(text("x"), "b");
+        let found = |answered: &Answered<&'static str>, keys: &[IdKey]| match answered.find(keys) {
+            Found::One(handle) => answered.get(handle).copied(),
+            Found::None => None,
+            Found::Several => Some("several"),
+        };
+        let both = vec![IdKey::Text("1".into()), IdKey::Number("1".into())];
+        assert_eq!(found(&answered, &both), Some("a"));
+        assert_eq!(found(&answered, &text("x")), Some("b"));
+        let two = vec![IdKey::Text("x".into()), IdKey::Number("1".into())];
+        assert_eq!(found(&answered, &two), Some("several"));
+        // 1 again: the first is forgotten for it, not for its age.
+        answered.insert(both.clone(), "c");
+        assert_eq!(found(&answered, &number("1")), Some("c"));
+        assert_eq!(found(&answered, &text("x")), Some("b"));
+        // A third: the oldest goes.
+        answered.insert(text("y"), "d");
+        assert_eq!(found(&answered, &text("x")), None);
+        assert_eq!(found(&answered, &both), Some("c"));
+        answered.forget(&number("1"));
+        assert_eq!(found(&answered, &both), None);
+        assert_eq!(found(&answered, &text("y")), Some("d"));
+        let mut none = Answered::new(0);
+        none.insert(text("x"), "e");
+        assert_eq!(found(&none, &text("x")), None);
     }
 }

@@ -1,5 +1,5 @@
-//! An answer, fenced as its request asked; and a task's status, fenced as the call that started
-//! the task.
+//! An answer, fenced as its request asked, and sent again; and a task's status, fenced as the
+//! call that started the task.
 
 use std::fmt;
 
@@ -8,14 +8,85 @@ use serde::de::{self, DeserializeSeed, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
 use super::asked::{Asked, Pending};
-use super::{Forward, Outcome, Session};
+use super::{Forward, Outcome, Session, dropped_answer};
 use crate::fencing::{self, CallResult, Fencing, Malformed};
+use crate::ids::{self, IdKey};
 use crate::json::{self, Members, Text, elements};
 use crate::listed;
 use crate::pin::Kind;
+use crate::requests::Found;
 use crate::said::shown;
 
+/// How many of a session's answered requests are remembered, the last ones, so that an answer
+/// the upstream sends again (on a stream the client resumed with `Last-Event-ID`, after its
+/// first stream broke) is fenced as its request asked and passed on, rather than dropped as
+/// answering nothing.
+pub(super) const ANSWERED_KEPT: usize = 256;
+
+/// The largest request remembered once answered, in the bytes of its words
+/// ([`Pending::size`]): a longer one's answer, sent again, is dropped. With
+/// [`ANSWERED_KEPT`], at most about 512 KiB a session.
+const ANSWERED_MAX_BYTES: usize = 2048;
+
 impl Session {
+    /// `pending` is answered: remembered, among the last [`ANSWERED_KEPT`], unless it is over
+    /// [`ANSWERED_MAX_BYTES`].
+    pub(super) fn retire(&self, pending: Pending) {
+        if pending.size() > ANSWERED_MAX_BYTES {
+            return;
+        }
+        // A waiting request's id was read as one when it came.
+        if let Ok(keys) = ids::request_keys(&pending.id) {
+            self.state().answered.insert(keys, pending);
+        }
+    }
+
+    /// An answer (`json`, read as `members`, with the id `id` of the keys `keys`) to no waiting
+    /// request. One to a request answered lately is the upstream's answer sent again: fenced
+    /// as that request asked, and passed on (a client whose stream broke before the first
+    /// reached it takes this one; one that has it already drops it, as answering nothing it
+    /// waits on). Any other is dropped.
+    pub(super) fn replayed(
+        &self,
+        json: &str,
+        members: &Members<'_>,
+        id: &RawValue,
+        keys: &[IdKey],
+        call: Option<CallResult<'_>>,
+    ) -> Outcome {
+        let state = self.state();
+        let pending = match state.answered.find(keys) {
+            Found::One(handle) => state.answered.get(handle).cloned(),
+            Found::None => None,
+            Found::Several => {
+                drop(state);
+                return dropped_answer(
+                    id,
+                    "which reads as the ids of several requests answered already, so no client could tell which it answers",
+                );
+            }
+        };
+        drop(state);
+        let Some(pending) = pending else {
+            return dropped_answer(
+                id,
+                "which the client has no request waiting on (the proxy cannot tell what it answers, so it cannot fence it)",
+            );
+        };
+        if call.is_some() && !pending.calls_a_tool() {
+            // What was answered changed since the message was read: read it again, with its
+            // result as it came.
+            return self.upstream_object(json);
+        }
+        let mut outcome = self.answer(json, members, id, &pending, call);
+        outcome.notes.push(format!(
+            "passed on an answer to {} sent again by the upstream (a resumed stream), fenced as \
+             its request asked",
+            pending.describe()
+        ));
+        outcome
+    }
+
     /// The upstream's answer (`json`, read as `members`, with the id `id`) to `pending`:
     /// fenced as the request asked, every error neutralised, and its id the request's own.
     pub(super) fn answer(

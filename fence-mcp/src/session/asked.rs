@@ -38,7 +38,9 @@ pub(super) enum Asked {
     Other,
 }
 
-#[derive(Debug)]
+/// A client's request waiting for its answer (and, once answered, remembered a while for an
+/// answer sent again: [`crate::requests::Answered`]).
+#[derive(Debug, Clone)]
 pub(super) struct Pending {
     pub(super) method: String,
     pub(super) asked: Asked,
@@ -50,6 +52,24 @@ impl Pending {
     /// Whether the request is a `tools/call`.
     pub(super) fn calls_a_tool(&self) -> bool {
         matches!(self.asked, Asked::CallTool(_))
+    }
+
+    /// About how many bytes the request holds, in its words (its method, id, tool, task,
+    /// prompt, resource).
+    pub(super) fn size(&self) -> usize {
+        let asked = match &self.asked {
+            Asked::CallTool(text) | Asked::GetPrompt(text) => text.len(),
+            Asked::TaskResult(text)
+            | Asked::TaskGet(text)
+            | Asked::TaskCancel(text)
+            | Asked::ReadResource(text) => text.as_ref().map_or(0, String::len),
+            Asked::Initialize
+            | Asked::TaskList
+            | Asked::ListTools { .. }
+            | Asked::ListPrompts { .. }
+            | Asked::Other => 0,
+        };
+        self.method.len() + self.id.get().len() + asked
     }
 
     /// How the proxy names the request in messages: "tools/call `fetch`", the tool's name as

@@ -21,7 +21,7 @@ use crate::fencing::{CallResult, Fencing};
 use crate::ids::{self, BadId};
 use crate::json::{self, Members, elements};
 use crate::pin::{Kind, Pinning};
-use crate::requests::{Found, Requests};
+use crate::requests::{Answered, Found, Requests};
 use crate::said::{excerpt, shown};
 
 mod answer;
@@ -115,6 +115,8 @@ const NO_ID: &str = "null";
 struct State {
     /// The client's requests not answered yet.
     client: Requests<Pending>,
+    /// The client's requests answered last, for an answer the upstream sends again.
+    answered: Answered<Pending>,
     /// The upstream's requests to the client not answered yet: their methods.
     server: Requests<String>,
     /// Tasks started by a `tools/call`: task id to tool name.
@@ -166,6 +168,7 @@ impl Session {
         Session {
             state: Mutex::new(State {
                 client: Requests::default(),
+                answered: Answered::new(answer::ANSWERED_KEPT),
                 server: Requests::default(),
                 tasks: HashMap::new(),
                 gone: false,
@@ -314,6 +317,7 @@ impl Session {
             id: id.to_owned(),
             cancelled: false,
         };
+        let named = keys.clone();
         if state.client.insert(keys, pending).is_err() {
             let message = format!(
                 "fence mcp: request id {} is already in use by a request not answered yet \
@@ -322,6 +326,9 @@ impl Session {
             );
             return Outcome::refused(error_reply(id, INVALID_REQUEST, &message));
         }
+        // The id names this request now: an answer sent again to one answered before under it
+        // is no longer told apart from this one's, whatever ends this one.
+        state.answered.forget(&named);
         Outcome::new(Forward::AsIs)
     }
 
@@ -400,7 +407,14 @@ impl Session {
         let state = self.state();
         match state.client.find(&keys) {
             Found::One(handle) => state.client.get(handle).is_some_and(Pending::calls_a_tool),
-            Found::None | Found::Several => false,
+            Found::None => match state.answered.find(&keys) {
+                Found::One(handle) => state
+                    .answered
+                    .get(handle)
+                    .is_some_and(Pending::calls_a_tool),
+                Found::None | Found::Several => false,
+            },
+            Found::Several => false,
         }
     }
 
@@ -493,7 +507,10 @@ impl Session {
                 }
                 state.client.remove(handle)
             }
-            Found::None => None,
+            Found::None => {
+                drop(state);
+                return self.replayed(json, members, id, &keys, call);
+            }
             Found::Several => {
                 drop(state);
                 return dropped_answer(
@@ -504,11 +521,12 @@ impl Session {
         };
         drop(state);
         match pending {
-            Some(pending) => self.answer(json, members, id, &pending, call),
-            None => dropped_answer(
-                id,
-                "which the client has no request waiting on (the proxy cannot tell what it answers, so it cannot fence it)",
-            ),
+            Some(pending) => {
+                let outcome = self.answer(json, members, id, &pending, call);
+                self.retire(pending);
+                outcome
+            }
+            None => self.replayed(json, members, id, &keys, call),
         }
     }
 

@@ -87,6 +87,11 @@ impl Guard {
             .any(|allowed| allowed.eq_ignore_ascii_case(bare) || allowed.eq_ignore_ascii_case(host))
     }
 
+    /// Whether a request from `origin` may be served: one `--allow-origin` names, or the
+    /// front's own — `http:`, a name of an address the front listens on
+    /// ([`listens_on`](Self::listens_on)), and exactly its port. A page served on the same
+    /// machine from another address or port (`http://127.0.0.2:PORT`, `http://localhost`) or
+    /// over `https:` is another origin: another server may be serving it.
     fn origin_allowed(&self, origin: &str) -> bool {
         if self
             .origins
@@ -98,16 +103,48 @@ impl Guard {
         let Ok(uri) = origin.parse::<http::Uri>() else {
             return false;
         };
-        let (Some(scheme), Some(host)) = (uri.scheme_str(), uri.host()) else {
+        let (Some(scheme), Some(authority)) = (uri.scheme_str(), uri.authority()) else {
             return false;
         };
-        matches!(scheme, "http" | "https")
-            && loopback_name(host)
-            && uri.port_u16().is_none_or(|port| port == self.port)
+        // An origin is a scheme, a host and a port: no user, no path.
+        let bare = uri.path_and_query().is_none_or(|path| path.as_str() == "/");
+        bare && !authority.as_str().contains('@')
+            && scheme.eq_ignore_ascii_case("http")
+            && authority.port_u16().unwrap_or(80) == self.port
+            && (self.listens_on(authority.host())
+                || self
+                    .hosts
+                    .iter()
+                    .any(|allowed| allowed.eq_ignore_ascii_case(authority.as_str())))
+    }
+
+    /// Whether `host` (a name or an address, an IPv6 one in brackets, no port) names an address
+    /// the front listens on: the address it is bound to, a name `--allow-host` gives,
+    /// `localhost` when it listens on loopback, and any loopback address when it listens on
+    /// every address.
+    fn listens_on(&self, host: &str) -> bool {
+        if self
+            .hosts
+            .iter()
+            .any(|allowed| allowed.eq_ignore_ascii_case(host))
+        {
+            return true;
+        }
+        if host.eq_ignore_ascii_case("localhost") {
+            return self.bound.is_loopback() || self.bound.is_unspecified();
+        }
+        let literal = host.trim_start_matches('[').trim_end_matches(']');
+        literal.parse::<IpAddr>().is_ok_and(|ip| {
+            if self.bound.is_unspecified() {
+                ip.is_loopback()
+            } else {
+                ip == self.bound
+            }
+        })
     }
 }
 
-/// `localhost` and the loopback addresses, as a `Host` or an `Origin` names them.
+/// `localhost` and the loopback addresses, as a `Host` names them.
 fn loopback_name(host: &str) -> bool {
     if host.eq_ignore_ascii_case("localhost") {
         return true;
@@ -165,27 +202,59 @@ mod tests {
     }
 
     #[test]
-    fn only_loopback_origins_on_its_port_and_allowed_ones_pass() {
-        let front = front("127.0.0.1", &[], &["https://app.example.com"]);
+    fn only_its_own_origins_and_allowed_ones_pass() {
+        let front = front("127.0.0.1", &["mcp.internal"], &["https://app.example.com"]);
         for origin in [
             "http://localhost:8931",
+            "HTTP://LOCALHOST:8931",
             "http://127.0.0.1:8931",
-            "http://[::1]:8931",
-            "http://localhost",
+            "http://127.0.0.1:8931/",
+            "http://mcp.internal:8931",
             "https://app.example.com",
             "HTTPS://APP.EXAMPLE.COM",
         ] {
             assert!(front.origin_allowed(origin), "{origin}");
         }
         for origin in [
-            "http://evil.example",
+            // Another port, or the scheme's own (80, 443).
+            "http://localhost",
+            "https://localhost",
+            "https://localhost:8931",
+            "http://localhost:80",
             "http://localhost:9999",
+            "http://localhost:8931x",
+            // Another loopback address: another server may listen there.
+            "http://127.0.0.2:8931",
+            "http://[::1]:8931",
+            "http://[::ffff:127.0.0.1]:8931",
+            // Not an origin.
+            "http://localhost:8931/mcp",
+            "http://user@localhost:8931",
             "null",
             "file://",
+            "",
+            "http://evil.example",
             "http://localhost.evil.example:8931",
             "https://app.example.com.evil.example",
         ] {
             assert!(!front.origin_allowed(origin), "{origin}");
         }
+    }
+
+    #[test]
+    fn its_own_origins_follow_the_address_it_listens_on() {
+        let six = front("::1", &[], &[]);
+        assert!(six.origin_allowed("http://[::1]:8931"));
+        assert!(six.origin_allowed("http://localhost:8931"));
+        assert!(!six.origin_allowed("http://127.0.0.1:8931"));
+        let lan = front("192.168.1.5", &[], &[]);
+        assert!(lan.origin_allowed("http://192.168.1.5:8931"));
+        assert!(!lan.origin_allowed("http://localhost:8931"));
+        assert!(!lan.origin_allowed("http://127.0.0.1:8931"));
+        let any = front("0.0.0.0", &[], &[]);
+        assert!(any.origin_allowed("http://localhost:8931"));
+        assert!(any.origin_allowed("http://127.0.0.2:8931"));
+        assert!(!any.origin_allowed("http://0.0.0.0:8931"));
+        assert!(!any.origin_allowed("http://localhost:8932"));
     }
 }

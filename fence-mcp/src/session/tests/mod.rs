@@ -106,11 +106,11 @@ fn an_answer_spelling_its_id_as_a_client_reads_it_is_fenced_with_the_requests_id
             "{spelling}"
         );
         assert_eq!(outcome.notes.len(), 1, "{:?}", outcome.notes);
-        // Answered: the exact id now answers nothing.
-        assert_eq!(
-            session.upstream_line(answer(asked).as_bytes()).forward,
-            Forward::Nothing
-        );
+        // Answered: the answer sent again (a resumed stream) is fenced again, with the
+        // request's own id.
+        let again = session.upstream_line(answer(spelling).as_bytes());
+        let again: serde_json::Value = serde_json::from_str(text(&again.forward)).unwrap();
+        assert_eq!(again, out, "{spelling}");
     }
 }
 
@@ -133,14 +133,91 @@ fn an_answer_for_no_waiting_request_is_dropped_error_or_result() {
         note.contains("(an answer to no request (its id is null))"),
         "{note}"
     );
-    // Answered once: a second answer to the same id is for no request.
+    // Answered once: a second answer to the same id is the first sent again, fenced as the
+    // call's; one to an id the client never used still answers nothing.
     call(&session, "1", "t");
+    let first = session.upstream_line(answer("1").as_bytes());
+    let second = session.upstream_line(answer("1").as_bytes());
+    assert_eq!(first.forward, second.forward);
+    assert!(text(&second.forward).contains("source=tool:t"));
+    assert!(second.notes[0].contains("sent again"), "{:?}", second.notes);
+    assert_eq!(
+        session.upstream_line(answer("2").as_bytes()).forward,
+        Forward::Nothing
+    );
+}
+
+#[test]
+fn an_answer_sent_again_is_fenced_as_its_request_asked_for_the_last_answered_only() {
+    let session = session();
+    call(&session, "0", "fetch");
+    let forged = format!(
+        r#"{{"jsonrpc":"2.0","id":0,"result":{{"content":[{{"type":"text","text":"{FORGED}"}}]}}}}"#
+    );
+    let first = session.upstream_line(forged.as_bytes());
+    let again = session.upstream_line(forged.as_bytes());
+    assert_eq!(first.forward, again.forward);
+    let fenced: serde_json::Value = serde_json::from_str(text(&again.forward)).unwrap();
+    let block = fenced["result"]["content"][0]["text"].as_str().unwrap();
+    assert_eq!(
+        fence_runtime::parse(block).unwrap().source(),
+        "tool:fetch",
+        "{block}"
+    );
+    // A list's answer sent again is read as a list's again.
+    let list = br#"{"jsonrpc":"2.0","id":"l","method":"tools/list"}"#;
+    assert_eq!(session.client_line(list).forward, Forward::AsIs);
+    let tools = format!(
+        r#"{{"jsonrpc":"2.0","id":"l","result":{{"tools":[{{"name":"t","description":"{FORGED}","inputSchema":{{"type":"object"}}}}]}}}}"#
+    );
+    let first = session.upstream_line(tools.as_bytes());
+    assert_eq!(
+        first.forward,
+        session.upstream_line(tools.as_bytes()).forward
+    );
+    assert!(!text(&first.forward).contains("</untrusted-content>"));
+    // The last `ANSWERED_KEPT` are remembered: the oldest answered goes.
+    for id in 1..=answer::ANSWERED_KEPT {
+        call(&session, &id.to_string(), "t");
+        let outcome = session.upstream_line(answer(&id.to_string()).as_bytes());
+        assert!(matches!(outcome.forward, Forward::Rewritten(_)), "{id}");
+    }
+    assert_eq!(
+        session.upstream_line(forged.as_bytes()).forward,
+        Forward::Nothing
+    );
     assert!(matches!(
         session.upstream_line(answer("1").as_bytes()).forward,
         Forward::Rewritten(_)
     ));
+    // An id used again forgets the request answered under it before, whatever ends the new
+    // one: an answer sent again is never read as the older request's.
+    let init = br#"{"jsonrpc":"2.0","id":"i","method":"initialize","params":{}}"#;
+    assert_eq!(session.client_line(init).forward, Forward::AsIs);
+    let info = r#"{"jsonrpc":"2.0","id":"i","result":{"serverInfo":{"name":"s"}}}"#;
+    assert!(matches!(
+        session.upstream_line(info.as_bytes()).forward,
+        Forward::Rewritten(_) | Forward::AsIs
+    ));
+    call(&session, r#""i""#, "t");
+    #[cfg(feature = "http")]
+    {
+        let id = RawValue::from_string(r#""i""#.into()).unwrap();
+        assert!(session.abandon(&id, "gone").is_some());
+        let unfenced = answer(r#""i""#);
+        assert_eq!(
+            session.upstream_line(unfenced.as_bytes()).forward,
+            Forward::Nothing
+        );
+    }
+    // A request too large to be remembered: its answer is taken once.
+    call(&session, r#""big""#, &"t".repeat(4096));
+    assert!(matches!(
+        session.upstream_line(answer(r#""big""#).as_bytes()).forward,
+        Forward::Rewritten(_)
+    ));
     assert_eq!(
-        session.upstream_line(answer("1").as_bytes()).forward,
+        session.upstream_line(answer(r#""big""#).as_bytes()).forward,
         Forward::Nothing
     );
 }

@@ -57,20 +57,22 @@ pub(crate) async fn serve(options: &Options, front: &HttpFront, server: &RemoteS
 const MAX_DRAINS: usize = 64;
 const DRAIN_PATIENCE: Duration = Duration::from_secs(30);
 
-/// How many sessions are kept at once; past them, the one named least recently is forgotten.
+/// How many sessions the upstream created are kept at once; past them, the one named least
+/// recently is forgotten.
 const MAX_SESSIONS: usize = 4096;
 
 /// How many of the upstream's chunks, there already, may go with a stream's head: a stream
 /// that never pauses still gets its head at once.
 const FIRST_CHUNKS: usize = 16;
 
-/// How long a session no request has named is kept.
+/// How long a session no request has named is kept (checked when another is kept).
 const IDLE: Duration = Duration::from_secs(60 * 60);
 
 /// A session, and when a request last named it.
 type Kept = (Arc<Session>, Instant);
 
-/// The reverse proxy's state: the upstream, and a session per `Mcp-Session-Id`.
+/// The reverse proxy's state: the upstream, and a session per `Mcp-Session-Id` the upstream
+/// created.
 pub(crate) struct Reverse {
     engine: Arc<Engine>,
     remote: Arc<Remote>,
@@ -98,33 +100,36 @@ impl Reverse {
         }
     }
 
-    /// The session a request names by its `Mcp-Session-Id`; a new one when it names none (a
-    /// stateless request, or an `initialize`), kept once the upstream names it.
+    /// The session a request names by its `Mcp-Session-Id`, when the upstream created it; else
+    /// a new one, for the request alone (a stateless request, an `initialize`, or an id the
+    /// upstream did not name, which it answers 404 itself), kept only once the upstream names
+    /// it ([`keep`](Self::keep)). So an id a client makes up costs nothing past its request,
+    /// and cannot push a session the upstream made out of the map.
     fn session(&self, key: Option<&[u8]>) -> Arc<Session> {
-        let Some(key) = key else {
-            return Arc::new(self.engine.session());
-        };
+        if let Some(key) = key {
+            let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Some((session, used)) = sessions.get_mut(key) {
+                *used = Instant::now();
+                return session.clone();
+            }
+        }
+        Arc::new(self.engine.session())
+    }
+
+    /// Keeps `session` under `key`, an id the upstream named in a successful response's
+    /// `Mcp-Session-Id` (it created the session, or knows it), unless a session is kept under
+    /// it already. Sessions no request has named for [`IDLE`] are forgotten first, then the
+    /// one named least recently when [`MAX_SESSIONS`] are kept.
+    fn keep(&self, key: &[u8], session: &Arc<Session>) {
         let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
         let now = Instant::now();
-        if let Some((session, used)) = sessions.get_mut(key) {
+        if let Some((_, used)) = sessions.get_mut(key) {
             *used = now;
-            return session.clone();
+            return;
         }
         sessions.retain(|_, (_, used)| now.duration_since(*used) < IDLE);
         forget_least_recent(&mut sessions);
-        let session = Arc::new(self.engine.session());
         sessions.insert(key.to_vec(), (session.clone(), now));
-        session
-    }
-
-    fn keep(&self, key: &[u8], session: &Arc<Session>) {
-        let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
-        if !sessions.contains_key(key) {
-            forget_least_recent(&mut sessions);
-        }
-        sessions
-            .entry(key.to_vec())
-            .or_insert_with(|| (session.clone(), Instant::now()));
     }
 
     async fn handle(&self, request: http::Request<Incoming>, front: &Listening) -> Response<Body> {
@@ -241,7 +246,12 @@ impl Reverse {
             events,
         } = asking;
         let status = response.status();
-        if let Some(id) = response.headers().get(SESSION_ID) {
+        // A session the upstream created (or knows): named in a response that is no error.
+        if let Some(id) = response
+            .headers()
+            .get(SESSION_ID)
+            .filter(|_| status.is_success())
+        {
             self.keep(id.as_bytes(), &session);
         }
         let read = gate::head(asked, status, response.headers());

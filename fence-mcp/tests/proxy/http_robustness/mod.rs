@@ -287,10 +287,21 @@ impl Listening {
     }
 
     fn start_at(addr: &str, args: &[&str]) -> Listening {
+        Listening::spawn(Listening::command(addr, args))
+    }
+
+    /// The command `start_at` runs, for a test to change (its environment, its limits).
+    fn command(addr: &str, args: &[&str]) -> Command {
         let mut command = Command::new(&binaries().fence);
         command
             .args(["mcp", "--grace-ms", "300", "--listen", addr])
-            .args(args)
+            .args(args);
+        command
+    }
+
+    /// Runs `command`, a `fence mcp --listen` one, and waits until it names its URL.
+    fn spawn(mut command: Command) -> Listening {
+        command
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
@@ -327,6 +338,20 @@ impl Listening {
 
     fn stderr(&self) -> String {
         self.stderr.lock().unwrap().clone()
+    }
+
+    /// Waits until its stderr says `what` (read on a thread of its own, so a line the proxy
+    /// has written may not be there yet).
+    async fn says(&self, what: &str) {
+        let deadline = Instant::now() + PATIENCE;
+        while !self.stderr().contains(what) {
+            assert!(
+                Instant::now() < deadline,
+                "stderr never said {what:?}: {}",
+                self.stderr()
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
     }
 
     fn port(&self) -> u16 {
@@ -528,3 +553,5 @@ async fn listen_initialize(front: &Listening) -> Option<String> {
 mod eras;
 mod failures;
 mod front;
+mod guards;
+mod sessions;

@@ -66,6 +66,17 @@ pub(crate) fn ts_http_driver(url: &str) -> Value {
     http_driver("http_driver.mjs", command, url)
 }
 
+/// Runs `resume_driver.mjs URL`: the TypeScript SDK calls `fetch`, then calls it again by
+/// resuming the first call's stream (`resumptionToken`); its report (see the driver's docs).
+pub(crate) fn ts_resume_driver(url: &str) -> Value {
+    let mut command = Command::new("node");
+    command
+        .arg(here().join("resume_driver.mjs"))
+        .arg(url)
+        .env("FENCE_SDK_DIR", crate::sdk::sdk_dir());
+    http_driver("resume_driver.mjs", command, url)
+}
+
 fn http_driver(name: &str, mut command: Command, url: &str) -> Value {
     let mut driver = KillOnDrop(
         command

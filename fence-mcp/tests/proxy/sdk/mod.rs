@@ -43,7 +43,7 @@ use fence_runtime::{Source, neutralise, parse};
 use serde_json::{Value, json};
 
 // The Python SDK over Streamable HTTP, directly.
-mod http;
+pub(crate) mod http;
 // The Python SDK over Streamable HTTP, through `fence mcp --listen`.
 mod http_proxied;
 // The hostile server's scenarios over Streamable HTTP: directly, and through `--url`,
@@ -237,7 +237,7 @@ const HOW_TO_INSTALL: &str = "run `bash scripts/sdk-setup.sh` from the repositor
 /// Runs `scripts/sdk-setup.sh` once per test process (it takes a lock of its own, so test
 /// processes take turns, and does nothing when the install is up to date). `false` when the
 /// tests are skipped.
-fn installed() -> bool {
+pub(crate) fn installed() -> bool {
     static INSTALLED: OnceLock<Result<bool, String>> = OnceLock::new();
     let outcome = INSTALLED.get_or_init(|| {
         if std::env::var_os("FENCE_SKIP_SDK_TESTS").is_some_and(|value| value == "1") {
