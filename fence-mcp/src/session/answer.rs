@@ -114,6 +114,8 @@ impl Session {
                 _ => self.fence_result(&pending.asked, value, &mut fencing, out),
             },
             "error" => fencing::error_object(value, "error", out),
+            // The request's own id (the client's, byte for byte), and the version.
+            "id" | "jsonrpc" => Ok(json::keep(value, out)),
             // No client reads a member of its own here, but one may show it (the TypeScript
             // SDK's schema errors quote the message).
             _ => {
