@@ -447,6 +447,25 @@ impl Server {
             "ask" => Ok(ask_answer(params.input_responses.as_ref(), params.request_state.as_deref())?
                 .map_or_else(|| ask_first().into(), text)),
             "sample" => Server::sample(&context).await,
+            "flood" => {
+                let count = arg(&params, "count").and_then(Value::as_u64).unwrap_or(1);
+                let bytes = arg(&params, "bytes").and_then(Value::as_u64).unwrap_or(1 << 10);
+                let data = "x".repeat(usize::try_from(bytes).unwrap());
+                for _ in 0..count {
+                    let logged = json!({ "level": "info", "data": &data });
+                    if context.peer.notify_logging_message(from_json(logged)).await.is_err() {
+                        break;
+                    }
+                }
+                Ok(text(format!("flooded {count}")))
+            }
+            "progress_as" => {
+                let token = arg(&params, "token").cloned().unwrap_or(Value::Null);
+                let progress = json!({ "progressToken": token, "progress": 1, "message": "whose?" });
+                let _ = context.peer.notify_progress(from_json(progress)).await;
+                Ok(text("sent"))
+            }
+            "request_id" => Ok(text(serde_json::to_string(&context.id).unwrap())),
             "poke" => {
                 let mut listening = self.shared.listening.lock().unwrap();
                 listening.retain(|poke| poke.send(()).is_ok());
