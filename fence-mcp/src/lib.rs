@@ -93,7 +93,7 @@ pub use crate::options::{
     StructuredContent, Upstream,
 };
 #[cfg(feature = "http")]
-pub use crate::options::{HttpFront, RemoteServer};
+pub use crate::options::{DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE, HttpFront, RemoteServer};
 
 /// Runs the proxy: starts the upstream server (or reaches the one at a URL), serves MCP on
 /// this process's stdin and stdout (or at an HTTP front's address) until either side ends (an
