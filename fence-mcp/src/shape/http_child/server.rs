@@ -66,7 +66,11 @@ impl Server {
         let started = started.map_err(|err| child::cannot_start(server, &err).0)?;
         let output = started.output;
         let server = Arc::new(Server {
-            session: engine.session(),
+            session: if stateless {
+                engine.shared_session()
+            } else {
+                engine.session()
+            },
             input: Arc::new(Sink::new(started.input)),
             process: Mutex::new(started.child),
             reaper: reaper.clone(),
