@@ -4,9 +4,11 @@
 //! held across the sessions of one run.
 
 use super::eras::{cancellations, post_in, posting, read_progress, slow_call, stateless_meta};
-use super::front::{child_session, children_of};
+use super::front::child_session;
 #[allow(clippy::wildcard_imports)]
 use super::*;
+#[cfg(target_os = "linux")]
+use crate::common::children_of;
 
 /// The members of [`stateless_meta`], as JSON text without its braces, to write a `_meta` by
 /// hand (with a member twice).
@@ -436,8 +438,10 @@ async fn listen_server_holds_up_a_server_whose_get_stream_is_not_read() {
     let (_, peak) = resident(pid);
     let grown = peak.saturating_sub(before);
     eprintln!("the proxy's peak grew by {grown} KiB while its GET stream was not read");
+    // The bound docs/mcp-proxy.md gives: what waits on the stream (1 MiB), and a few messages
+    // of --max-message-bytes (1 MiB here), held while read, fenced and written.
     assert!(
-        grown < 24 << 10,
+        grown < 8 << 10,
         "the proxy held {grown} KiB for a stream its client does not read"
     );
     assert!(!answered.is_finished(), "the server was not held up");
