@@ -5,12 +5,14 @@
 //! output waits, and so does the server, as a stdio server waits for a stdio client that does
 //! not read.
 //!
-//! The thread reading the server sends (and may block); the response's body receives (and
+//! The thread reading the server sends (and may block, for as long as it is told: a server
+//! many clients share waits for no one of them for long); the response's body receives (and
 //! awaits). Either end may go: a closed response gives each message sent to it back to its
 //! sender, which routes it elsewhere or drops it; the last sender gone ends the body.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
 
 use tokio::sync::Notify;
 
@@ -85,21 +87,56 @@ pub(super) fn queue() -> (Sender, Receiver) {
     (Sender(shared.clone()), Receiver(shared))
 }
 
+/// Why a message was not queued: it is given back, to be routed elsewhere or dropped.
+#[derive(Debug)]
+pub(super) enum Unsent {
+    /// The response is gone, or the queue was closed.
+    Closed(Routed),
+    /// The queue stayed full for the patience the sender gave: it is closed now.
+    Stalled(Routed),
+}
+
+impl Unsent {
+    /// The message given back.
+    pub(super) fn message(self) -> Vec<u8> {
+        match self {
+            Unsent::Closed(routed) | Unsent::Stalled(routed) => routed.message,
+        }
+    }
+}
+
 impl Sender {
-    /// Queues `routed`, blocking the calling thread while the queue is full; gives it back
-    /// once the response is gone (or the queue closed), so the caller can route it elsewhere.
-    pub(super) fn send(&self, routed: Routed) -> Result<(), Routed> {
+    /// Queues `routed`, blocking the calling thread while the queue is full, for at most
+    /// `patience` when there is one (then the queue is closed: its client reads nothing); gives
+    /// it back once the response is gone (or the queue closed).
+    pub(super) fn send(&self, routed: Routed, patience: Option<Duration>) -> Result<(), Unsent> {
         let cost = routed.cost();
+        let deadline = patience.map(|patience| Instant::now() + patience);
         let mut state = self.0.state();
         while !state.closed && state.bytes > 0 && state.bytes + cost > STREAM_BYTES {
+            let Some(deadline) = deadline else {
+                state = self
+                    .0
+                    .room
+                    .wait(state)
+                    .unwrap_or_else(PoisonError::into_inner);
+                continue;
+            };
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                drop(state);
+                self.close();
+                return Err(Unsent::Stalled(routed));
+            }
             state = self
                 .0
                 .room
-                .wait(state)
-                .unwrap_or_else(PoisonError::into_inner);
+                .wait_timeout(state, left)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
         }
         if state.closed {
-            return Err(routed);
+            return Err(Unsent::Closed(routed));
         }
         state.bytes += cost;
         state.messages.push_back(routed);
@@ -199,12 +236,12 @@ mod tests {
     fn a_full_queue_holds_up_its_sender_until_the_receiver_reads() {
         let (sender, mut receiver) = queue();
         let half = STREAM_BYTES / 2 - MESSAGE_COST;
-        sender.send(routed(half)).unwrap();
-        sender.send(routed(half)).unwrap();
+        sender.send(routed(half), None).unwrap();
+        sender.send(routed(half), None).unwrap();
         let blocked = thread::spawn(move || {
-            sender.send(routed(1)).unwrap();
+            sender.send(routed(1), None).unwrap();
             // A message larger than the queue waits alone.
-            sender.send(routed(3 * STREAM_BYTES)).unwrap();
+            sender.send(routed(3 * STREAM_BYTES), None).unwrap();
         });
         thread::sleep(Duration::from_millis(100));
         assert!(!blocked.is_finished(), "sent past the bound");
@@ -222,22 +259,25 @@ mod tests {
     #[test]
     fn a_gone_receiver_gives_the_message_back_and_frees_a_blocked_sender() {
         let (sender, receiver) = queue();
-        sender.send(routed(STREAM_BYTES)).unwrap();
+        sender.send(routed(STREAM_BYTES), None).unwrap();
         let other = sender.clone();
-        let blocked = thread::spawn(move || other.send(routed(10)).map_err(|back| back.message));
+        let blocked = thread::spawn(move || other.send(routed(10), None).map_err(Unsent::message));
         thread::sleep(Duration::from_millis(50));
         drop(receiver);
         assert_eq!(blocked.join().unwrap(), Err(vec![b'x'; 10]));
         assert!(sender.is_closed());
-        assert!(sender.send(routed(1)).is_err());
+        assert!(matches!(
+            sender.send(routed(1), None),
+            Err(Unsent::Closed(_))
+        ));
     }
 
     #[test]
     fn closing_frees_a_blocked_sender_and_ends_the_receiver_after_what_waits() {
         let (sender, mut receiver) = queue();
-        sender.send(routed(STREAM_BYTES)).unwrap();
+        sender.send(routed(STREAM_BYTES), None).unwrap();
         let other = sender.clone();
-        let blocked = thread::spawn(move || other.send(routed(10)).is_err());
+        let blocked = thread::spawn(move || other.send(routed(10), None).is_err());
         thread::sleep(Duration::from_millis(50));
         sender.close();
         assert!(blocked.join().unwrap());
@@ -248,10 +288,25 @@ mod tests {
     }
 
     #[test]
+    fn a_sender_with_patience_closes_a_queue_that_stays_full() {
+        let (sender, mut receiver) = queue();
+        sender.send(routed(STREAM_BYTES), None).unwrap();
+        let started = std::time::Instant::now();
+        let stalled = sender.send(routed(10), Some(Duration::from_millis(100)));
+        assert!(matches!(stalled, Err(Unsent::Stalled(_))), "{stalled:?}");
+        assert!(started.elapsed() >= Duration::from_millis(100));
+        assert!(sender.is_closed());
+        block_on(async {
+            assert!(receiver.recv().await.is_some());
+            assert!(receiver.recv().await.is_none());
+        });
+    }
+
+    #[test]
     fn the_receiver_ends_when_the_last_sender_goes() {
         let (sender, mut receiver) = queue();
         let other = sender.clone();
-        other.send(routed(3)).unwrap();
+        other.send(routed(3), None).unwrap();
         drop(sender);
         let waiting = thread::spawn(move || {
             thread::sleep(Duration::from_millis(50));

@@ -13,7 +13,7 @@ use http::{HeaderValue, Response, StatusCode};
 use http_body_util::{BodyExt, StreamBody};
 use hyper::body::Frame;
 
-use super::queue::{Receiver, Routed, queue};
+use super::queue::{Receiver, Routed, Unsent, queue};
 use super::routes::{Heading, Hop, Next, Route, Routes, answer_id};
 use super::stateless::{Renumbered, fresh_id};
 use crate::engine::{Deliver, Engine, collected, deliver, report};
@@ -28,6 +28,10 @@ use crate::upstream::reaper::Reaper;
 use crate::wire::message::{Sent, with_id};
 use crate::wire::sse::message_event;
 use crate::wire::{EVENT_STREAM, joined};
+
+/// How long the stateless server's output waits for one client to read: that server is every
+/// stateless client's, and a client that does not read would hold up the others' answers.
+pub(crate) const STALL: Duration = Duration::from_secs(10);
 
 /// One server process and its session.
 pub(super) struct Server {
@@ -264,17 +268,34 @@ impl Server {
     }
 
     /// Sends one message of the server's to where it belongs, waiting while that response's
-    /// queue is full (never with the routes held).
+    /// queue is full (never with the routes held): on the stateless server, which every
+    /// stateless client shares, for [`STALL`] at most, then that response is closed.
     fn route_one(&self, mut message: Vec<u8>) {
         let heading = Heading::read(&message);
+        let patience = self.stateless.then_some(STALL);
         let mut hop = Hop::Answer;
         loop {
             let next = self.routes().next(&mut hop, &heading, message);
             match next {
-                Next::To(sender, routed, last) => match sender.send(routed) {
+                Next::To(sender, routed, last) => match sender.send(routed, patience) {
                     Ok(()) => return,
-                    Err(_) if last => return,
-                    Err(back) => message = back.message,
+                    Err(unsent) => {
+                        if matches!(unsent, Unsent::Stalled(_)) {
+                            report(
+                                &self.session,
+                                &format!(
+                                    "closed a stateless client's response that read nothing for \
+                                     {} s while the server every stateless client shares waited \
+                                     on it",
+                                    STALL.as_secs()
+                                ),
+                            );
+                        }
+                        if last {
+                            return;
+                        }
+                        message = unsent.message();
+                    }
                 },
                 Next::Done => return,
                 Next::Dropped(why) => {

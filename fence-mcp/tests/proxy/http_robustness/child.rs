@@ -455,6 +455,43 @@ async fn listen_server_holds_up_a_server_whose_get_stream_is_not_read() {
     assert_eq!(result_text(&answers, 1).trim(), format!("flooded {COUNT}"));
 }
 
+/// `--listen -- SERVER` in 2026-07-28: a stateless client that stops reading its stream holds up
+/// the server every stateless client shares for 10 s at most: then its response is closed,
+/// stderr says so, and another client's request is answered.
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread")]
+async fn listen_server_does_not_let_one_stateless_client_hold_up_the_others() {
+    let server = binaries().server.to_str().unwrap().to_owned();
+    let front = Listening::start(&["--", &server]);
+    // Started, so the stalled client's POST finds it running.
+    let echo = |id| stateless_call(id, "echo", &json!({ "text": "mine" })).to_string();
+    assert_eq!(result_text(&post_raw(&front, echo(1)).await, 1), "mine");
+
+    let flood = stateless_call(2, "flood", &json!({ "count": 100, "bytes": 512 << 10 }));
+    let body = flood.to_string();
+    let mut stalled = TcpStream::connect(&front.addr).await.unwrap();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nMcp-Protocol-Version: 2026-07-28\r\n\
+         Content-Length: {}\r\n\r\n{body}",
+        front.addr,
+        body.len()
+    );
+    stalled.write_all(request.as_bytes()).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+
+    let started = Instant::now();
+    assert_eq!(result_text(&post_raw(&front, echo(3)).await, 3), "mine");
+    let waited = started.elapsed();
+    assert!(waited < Duration::from_secs(15), "{waited:?}");
+    let stderr = front.stderr();
+    assert!(
+        stderr.contains("closed a stateless client's response that read nothing for 10 s"),
+        "{stderr}"
+    );
+    drop(stalled);
+}
+
 /// A POST in the session `session` that takes JSON.
 fn posting_to(url: &str, session: &str) -> reqwest::RequestBuilder {
     client()
