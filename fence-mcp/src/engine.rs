@@ -69,6 +69,7 @@ impl Engine {
         self.session_with(PinFile::shared_session)
     }
 
+    /// A new session, its pin (if the proxy pins) made by `pinning`.
     fn session_with(&self, pinning: impl Fn(&Arc<PinFile>) -> crate::pin::Pinning) -> Session {
         let session = Session::new(self.name.clone(), self.named);
         let session = if self.remove_structured {

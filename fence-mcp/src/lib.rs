@@ -42,8 +42,10 @@
 //!
 //! In the library, `--name` is [`Options::with_name`], `--max-message-bytes`
 //! [`Options::with_max_message_bytes`], `--structured-content remove`
-//! [`StructuredContent::Remove`], and `--pin` [`Options::with_pin`] with
-//! [`PinMode::Enforce`].
+//! [`StructuredContent::Remove`], `--pin` [`Options::with_pin`] with
+//! [`PinMode::Enforce`], and `--max-sessions` and `--session-idle` (sessions, each a server
+//! process, behind an HTTP front) [`HttpFront::with_max_sessions`] and
+//! [`HttpFront::with_session_idle`].
 //!
 //! A program that calls MCP servers itself fences each result it receives with
 //! [`fence_tool_result`], by the table's `tools/call` rows; with the `rmcp` feature,

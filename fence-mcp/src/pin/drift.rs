@@ -78,6 +78,7 @@ pub(super) fn field_names(changes: &[String]) -> String {
     }
 }
 
+/// A pinned value as the proxy may repeat it.
 fn shown_value(value: &Canon) -> String {
     match value {
         Canon::String(text) => quoted(text),
@@ -90,6 +91,7 @@ fn quoted(text: &str) -> String {
     format!("\"{}\"", shown_upto(text, 300))
 }
 
+/// A short diff of two texts (an absent one as empty), quoted.
 pub(super) fn diff_of_texts(before: Option<&str>, after: Option<&str>) -> String {
     quoted(&short_diff(
         before.unwrap_or_default(),

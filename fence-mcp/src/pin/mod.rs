@@ -213,6 +213,7 @@ impl PinFile {
         }
     }
 
+    /// What the sessions share; a panic elsewhere leaves it consistent.
     fn state(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -231,14 +232,17 @@ impl Pinning {
         Ok((Arc::new(pin).session(), note))
     }
 
+    /// What the sessions share, locked after [`Pinning::seen`] when both are.
     fn state(&self) -> MutexGuard<'_, State> {
         self.pin.state()
     }
 
+    /// What this session decided and saw.
     fn seen(&self) -> MutexGuard<'_, Seen> {
         self.seen.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// Whether a drift is withheld (rather than only reported).
     fn enforces(&self) -> bool {
         self.pin.mode == PinMode::Enforce
     }

@@ -107,6 +107,7 @@ impl Backend for Children {
 }
 
 impl Children {
+    /// No server running yet: they start with their sessions.
     fn new(
         engine: Arc<Engine>,
         options: &Options,
@@ -127,6 +128,8 @@ impl Children {
         }
     }
 
+    /// One request to the endpoint: a POST to a session (a new one for `initialize`, the
+    /// stateless server's without one), its GET stream, or its DELETE.
     async fn handle(&self, request: Request<Incoming>, front: &Listening) -> Response<Body> {
         let (parts, body) = request.into_parts();
         let key = parts
@@ -252,6 +255,7 @@ impl Children {
         Ok((server, Some(id)))
     }
 
+    /// Starts a server process for a new session (`stateless`: the stateless one).
     fn spawn(&self, stateless: bool) -> Result<Arc<Server>, String> {
         Server::start(
             &self.engine,

@@ -47,6 +47,7 @@ impl Routed {
     }
 }
 
+/// What waits on one queue, and who is still at either end.
 #[derive(Debug, Default)]
 struct State {
     messages: VecDeque<Routed>,
@@ -57,6 +58,7 @@ struct State {
     closed: bool,
 }
 
+/// One queue, shared by its ends.
 #[derive(Debug, Default)]
 struct Shared {
     state: Mutex<State>,
@@ -67,6 +69,7 @@ struct Shared {
 }
 
 impl Shared {
+    /// The queue's state; a panic elsewhere leaves it consistent.
     fn state(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }

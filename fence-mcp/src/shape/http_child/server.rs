@@ -87,6 +87,7 @@ impl Server {
         Ok(server)
     }
 
+    /// The routes of the server's messages; never held while a message is sent.
     fn routes(&self) -> MutexGuard<'_, Routes> {
         self.routes.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -338,6 +339,8 @@ struct Waiting {
 }
 
 impl Waiting {
+    /// A message of the server's came for the POST: the request `id` it answers, if any, is
+    /// answered.
     fn answered(&mut self, id: Option<&str>) {
         if let Some(id) = id {
             self.unanswered.retain(|waiting| waiting != id);

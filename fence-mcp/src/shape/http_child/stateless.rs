@@ -263,6 +263,7 @@ pub(super) fn fresh_id() -> u64 {
 
 /// Without the system's randomness: distinct within this process, though not unguessable.
 fn unrandom() -> u64 {
+    /// Moved on by a large odd step for each id, so two ids of one nanosecond differ.
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
