@@ -294,7 +294,7 @@ mod tests {
     fn a_sender_with_patience_closes_a_queue_that_stays_full() {
         let (sender, mut receiver) = queue();
         sender.send(routed(STREAM_BYTES), None).unwrap();
-        let started = std::time::Instant::now();
+        let started = Instant::now();
         let stalled = sender.send(routed(10), Some(Duration::from_millis(100)));
         assert!(matches!(stalled, Err(Unsent::Stalled(_))), "{stalled:?}");
         assert!(started.elapsed() >= Duration::from_millis(100));
