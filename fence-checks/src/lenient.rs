@@ -10,6 +10,11 @@
 //! precision is lost. Otherwise it is strict JSON, as both are: no trailing commas, no
 //! comments, no control characters in strings, nothing after the value.
 //!
+//! [`parse_as`] reads as one SDK's parser does: [`Dialect::JavaScript`] is [`parse`];
+//! [`Dialect::Pydantic`] is the Python SDK's (pydantic's `validate_json`, on `jiter`), which
+//! refuses every lone surrogate escape, takes `NaN`, `Infinity` and `-Infinity` as numbers, and
+//! refuses nesting deeper than 201 levels.
+//!
 //! [`RequestId`] reads an id as the SDKs match answers to requests: exactly; as the Python
 //! SDK does (`int()` on a string id; a JSON number as Python's `json` reads it, an integer
 //! exactly and anything else as a float); and as the TypeScript SDK does (`Number(id)`, a
@@ -29,6 +34,21 @@ use std::fmt::Write as _;
 /// How deep arrays and objects may nest: far past the 128 levels `serde_json` (and so the
 /// proxy) takes, and shallow enough for a test thread's stack.
 const MAX_DEPTH: usize = 256;
+
+/// How deep pydantic's parser (`jiter`, recursion limit 200) lets arrays and objects nest: a
+/// container opened at this depth (the outermost at 0) is refused.
+const PYDANTIC_MAX_DEPTH: usize = 201;
+
+/// Whose JSON parser [`parse_as`] reads as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    /// `JSON.parse` (and Python's `json.loads`): [`parse`].
+    JavaScript,
+    /// pydantic's `validate_json` (`jiter`), which the Python SDK reads every message with: a
+    /// lone surrogate escape is an error, `NaN`, `Infinity` and `-Infinity` are numbers (kept as
+    /// [`Value::Number`] of that text), and nesting stops at 201 levels.
+    Pydantic,
+}
 
 /// A JSON value as a lenient client reads it.
 #[derive(Debug, Clone, PartialEq)]
@@ -126,9 +146,27 @@ pub struct Error {
 ///
 /// When `text` is not JSON, or nests deeper than 256 levels.
 pub fn parse(text: &str) -> Result<Value, Error> {
+    parse_as(text, Dialect::JavaScript)
+}
+
+/// Reads `text` as one JSON value, as `dialect`'s parser does.
+///
+/// # Errors
+///
+/// When `text` is not JSON to that parser.
+///
+/// ```
+/// use fence_checks::lenient::{Dialect, parse_as};
+///
+/// assert!(parse_as(r#"{"a":NaN}"#, Dialect::Pydantic).is_ok());
+/// assert!(parse_as(r#"{"a":NaN}"#, Dialect::JavaScript).is_err());
+/// assert!(parse_as(r#""\ud800""#, Dialect::Pydantic).is_err());
+/// ```
+pub fn parse_as(text: &str, dialect: Dialect) -> Result<Value, Error> {
     let mut reader = Reader {
         bytes: text.as_bytes(),
         at: 0,
+        dialect,
     };
     reader.space();
     let value = reader.value(0)?;
@@ -145,6 +183,7 @@ pub fn elements(text: &str) -> Option<Vec<&str>> {
     let mut reader = Reader {
         bytes: text.as_bytes(),
         at: 0,
+        dialect: Dialect::JavaScript,
     };
     reader.space();
     if !reader.eat(b'[') {
@@ -174,6 +213,7 @@ pub fn elements(text: &str) -> Option<Vec<&str>> {
 struct Reader<'a> {
     bytes: &'a [u8],
     at: usize,
+    dialect: Dialect,
 }
 
 impl Reader<'_> {
@@ -210,8 +250,21 @@ impl Reader<'_> {
     }
 
     fn value(&mut self, depth: usize) -> Result<Value, Error> {
+        let pydantic = self.dialect == Dialect::Pydantic;
+        let max_depth = if pydantic {
+            PYDANTIC_MAX_DEPTH
+        } else {
+            MAX_DEPTH
+        };
+        if pydantic {
+            for word in ["NaN", "Infinity", "-Infinity"] {
+                if self.bytes[self.at..].starts_with(word.as_bytes()) {
+                    return self.word(word.as_bytes(), Value::Number(word.to_owned()));
+                }
+            }
+        }
         match self.peek() {
-            Some(b'{' | b'[') if depth >= MAX_DEPTH => Err(self.error("less nesting")),
+            Some(b'{' | b'[') if depth >= max_depth => Err(self.error("less nesting")),
             Some(b'{') => self.object(depth),
             Some(b'[') => self.array(depth),
             Some(b'"') => self.string().map(Value::String),
@@ -376,7 +429,11 @@ impl Reader<'_> {
             // Not a pair: the high surrogate stands alone, and the next escape is read next.
             self.at = back;
         }
-        Ok(char::from_u32(unit).unwrap_or('\u{fffd}'))
+        match char::from_u32(unit) {
+            Some(ch) => Ok(ch),
+            None if self.dialect == Dialect::Pydantic => Err(self.error("no lone surrogate")),
+            None => Ok('\u{fffd}'),
+        }
     }
 }
 
@@ -502,7 +559,7 @@ fn digit_value(ch: char) -> Option<u32> {
 
 /// Python's `int(text)`: whitespace stripped (`str.strip()`), an optional sign, digits with
 /// single underscores between them. `None` where it raises.
-fn python_int(text: &str) -> Option<String> {
+pub(crate) fn python_int(text: &str) -> Option<String> {
     let text =
         text.trim_matches(|ch: char| ch.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&ch));
     let (negative, rest) = match text.as_bytes().first() {
@@ -694,6 +751,30 @@ mod tests {
         assert!(parse(&deep).is_err());
         let fine = format!("{}{}", "[".repeat(MAX_DEPTH), "]".repeat(MAX_DEPTH));
         assert!(parse(&fine).is_ok());
+    }
+
+    #[test]
+    fn pydantic_refuses_lone_surrogates_and_takes_nan() {
+        let read = |text: &str| parse_as(text, Dialect::Pydantic);
+        for text in [
+            r#""\ud800""#,
+            r#""\udc00""#,
+            r#""\ud800\u0041""#,
+            r#""\ud800\ud800\udc00""#,
+        ] {
+            assert!(read(text).is_err(), "{text}");
+            assert!(parse(text).is_ok(), "{text}");
+        }
+        assert_eq!(read(r#""\ud800\udc00""#).unwrap().as_str(), Some("𐀀"));
+        for text in ["NaN", "Infinity", "-Infinity", "[NaN,-Infinity]"] {
+            assert!(read(text).is_ok() && parse(text).is_err(), "{text}");
+        }
+        for text in ["+1", "infinity", "-NaN", "-Inf"] {
+            assert!(read(text).is_err(), "{text}");
+        }
+        let nested = |depth| format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+        assert!(read(&nested(PYDANTIC_MAX_DEPTH)).is_ok());
+        assert!(read(&nested(PYDANTIC_MAX_DEPTH + 1)).is_err());
     }
 
     #[test]

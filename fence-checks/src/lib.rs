@@ -18,6 +18,10 @@ mod api;
 #[cfg(feature = "std")]
 pub mod async_writer;
 pub mod fence_parse;
+#[cfg(feature = "std")]
+pub mod http_exchange;
+#[cfg(feature = "std")]
+pub mod http_readers;
 pub mod input;
 #[cfg(feature = "std")]
 pub mod lenient;

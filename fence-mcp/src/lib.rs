@@ -139,6 +139,11 @@ pub mod __fuzz {
 
     use std::io::BufReader;
 
+    #[cfg(feature = "http")]
+    pub use crate::shape::http_url::checks::{
+        Exchange, LIMIT as HTTP_LIMIT, Relayed, relay as relay_http,
+    };
+
     use crate::engine::collected;
     use crate::lines::next_outcome;
     use crate::session::{Session, Side};

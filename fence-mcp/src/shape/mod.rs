@@ -15,7 +15,7 @@ use crate::options::{Front, Options, Upstream};
 #[cfg(feature = "http")]
 mod http_child;
 #[cfg(feature = "http")]
-mod http_url;
+pub(crate) mod http_url;
 pub(crate) mod stdio_child;
 #[cfg(feature = "http")]
 mod stdio_url;

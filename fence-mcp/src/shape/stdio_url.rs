@@ -22,7 +22,7 @@ use tokio::sync::mpsc;
 use tokio::task::{AbortHandle, JoinSet};
 
 use crate::engine::{Deliver, Engine, collected, deliver, report};
-use crate::gate::{self, Head, Passage};
+use crate::gate::{self, Asked, Head, Passage};
 use crate::json::Members;
 use crate::lines::next_outcome;
 use crate::options::{Options, RemoteServer};
@@ -31,7 +31,7 @@ use crate::upstream::url::{Aside, Remote, Unread, error_chain, read_whole};
 use crate::wire::header::{LAST_EVENT_ID, METHOD, NAME, PROTOCOL_VERSION, SESSION_ID};
 use crate::wire::message::{ParamHeaders, Sent, header_value};
 use crate::wire::sse::{Event, Framed, Framer};
-use crate::wire::{EVENT_STREAM, answers, posting};
+use crate::wire::{BodyKind, EVENT_STREAM, answers, posting};
 
 /// How many requests the client may have in flight at once; its next waits until one is
 /// answered.
@@ -361,7 +361,8 @@ impl Link {
             match self.remote.request(Method::GET, &headers).send().await {
                 Ok(response)
                     if response.status().is_success()
-                        && gate::head(response.status(), response.headers()) == Head::Events =>
+                        && gate::head(Asked::Get, response.status(), response.headers())
+                            == Head::Events =>
                 {
                     let resumed = self.read_stream(response, initialize).await;
                     if resumed.events > 0 {
@@ -406,8 +407,8 @@ impl Link {
         initialize: bool,
         batch: bool,
     ) -> Read {
-        let head = gate::head(response.status(), response.headers());
-        if head == Head::Events && response.status().is_success() {
+        let head = gate::head(Asked::Post, response.status(), response.headers());
+        if head == Head::Events {
             return self.read_stream(response, initialize).await;
         }
         Read::failed_or_done(self.read_other(response, head, initialize, batch).await)
@@ -445,11 +446,15 @@ impl Link {
                 self.note_once("withheld", why);
                 Some(why.to_owned())
             }
+            // A JSON body of an error status still carries JSON-RPC (an error for a request).
             Head::Json => self.read_json(response, initialize, batch).await,
+            Head::Error if BodyKind::of(response.headers()) == BodyKind::Json => {
+                self.read_json(response, initialize, batch).await
+            }
             // Nothing a client reads as messages: nothing for a stdio client.
-            Head::Inert if status.is_success() => None,
+            Head::Inert => None,
             // An event stream of an error status is not read.
-            Head::Events | Head::Inert => Some(format!(
+            Head::Events | Head::Error => Some(format!(
                 "the upstream {} answered {status}",
                 self.remote.url()
             )),
@@ -620,7 +625,8 @@ impl Link {
             match response {
                 Ok(response)
                     if response.status().is_success()
-                        && gate::head(response.status(), response.headers()) == Head::Events =>
+                        && gate::head(Asked::Get, response.status(), response.headers())
+                            == Head::Events =>
                 {
                     failures = 0;
                     let read = self.read_stream(response, false).await;

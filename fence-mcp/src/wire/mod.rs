@@ -25,7 +25,7 @@ pub(crate) mod header {
 pub(crate) const JSON: &str = "application/json";
 pub(crate) const EVENT_STREAM: &str = "text/event-stream";
 
-/// What a body's `Content-Type` says it is.
+/// What a body's `Content-Type` says it is, to the most lenient of the official clients.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum BodyKind {
     Json,
@@ -34,20 +34,35 @@ pub(crate) enum BodyKind {
 }
 
 impl BodyKind {
+    /// The kind of a body with these headers, as the most lenient client reads them. The
+    /// TypeScript SDK reads an event stream when the type *includes* `text/event-stream`, and
+    /// else JSON when it includes `application/json` (`fetch` joins several `Content-Type`
+    /// headers with `, `); the Python SDK lowercases the type (decoded as Latin-1) and reads
+    /// the part before `;`. So the proxy reads every `Content-Type` header, as Latin-1,
+    /// lowercased, and takes the first of the two it finds anywhere in them: whatever it
+    /// reads the body as, it writes its own `Content-Type` for it, so every client then reads
+    /// the body as the proxy did.
     pub(crate) fn of(headers: &http::HeaderMap) -> BodyKind {
-        let Some(value) = headers
-            .get(http::header::CONTENT_TYPE)
-            .and_then(|value| value.to_str().ok())
-        else {
-            return BodyKind::Other;
-        };
-        let essence = value.split(';').next().unwrap_or("").trim();
-        if essence.eq_ignore_ascii_case(JSON) {
-            BodyKind::Json
-        } else if essence.eq_ignore_ascii_case(EVENT_STREAM) {
+        let mut types = Vec::new();
+        for value in headers.get_all(http::header::CONTENT_TYPE) {
+            types.extend(value.as_bytes().iter().map(u8::to_ascii_lowercase));
+            types.extend_from_slice(b", ");
+        }
+        if memchr::memmem::find(&types, EVENT_STREAM.as_bytes()).is_some() {
             BodyKind::EventStream
+        } else if memchr::memmem::find(&types, JSON.as_bytes()).is_some() {
+            BodyKind::Json
         } else {
             BodyKind::Other
+        }
+    }
+
+    /// The `Content-Type` the proxy writes for a body of this kind it read and rewrote.
+    pub(crate) fn content_type(self) -> Option<http::HeaderValue> {
+        match self {
+            BodyKind::Json => Some(http::HeaderValue::from_static(JSON)),
+            BodyKind::EventStream => Some(http::HeaderValue::from_static(EVENT_STREAM)),
+            BodyKind::Other => None,
         }
     }
 }

@@ -1,17 +1,25 @@
-//! Server-sent events, event by event, byte for byte.
+//! Server-sent events, event by event.
 //!
-//! The proxy must rewrite the `data` of each `message` event and pass everything else through
-//! exactly as it came: `id:` and `retry:` lines, comments, priming events (an `id:` and empty
-//! data), events of other types, even the line endings and the space after a colon. The SSE
-//! crates (`sse-stream`, which rmcp uses, and `eventsource-stream`) parse a stream into fields
-//! and hand back no bytes, so a stream read through them cannot be written again as it came:
-//! `data:x` and `data: x` are one thing to them, and a comment is gone. So the framing here is
-//! our own, and small: [`Framer`] cuts a stream into events at the blank line that ends each,
-//! keeping every byte, and [`Event`] reads one event's fields as the WHATWG HTML standard's
-//! "interpret an event stream" says (a line ends at CRLF, LF or CR; `name:value` with one
-//! leading space dropped from the value; a line with no colon is a field with an empty value;
-//! a line starting with `:` is a comment). The tests read the same streams with `sse-stream`
-//! and check that the two agree on every event.
+//! The proxy must rewrite the `data` of each `message` event and pass on everything else a
+//! client acts on: `id:` and `retry:` lines, priming events (an `id:` and empty data), events
+//! of other types, comments. The SSE crates (`sse-stream`, which rmcp uses, and
+//! `eventsource-stream`) parse a stream into fields and hand back no bytes, so the framing here
+//! is our own, and small: [`Framer`] cuts a stream into events at the blank line that ends
+//! each, keeping every byte, and [`Event`] reads one event's fields as the WHATWG HTML
+//! standard's "interpret an event stream" says, and as both official SDKs' readers do
+//! (`eventsource-parser` and the Python SDK's `httpx` decoder): a line ends at CRLF, LF or CR;
+//! `name:value` with one leading space dropped from the value; a line with no colon is a field
+//! with an empty value; a line starting with `:` is a comment; a byte-order mark is skipped at
+//! the start of the stream only (the TypeScript SDK's `TextDecoderStream` skips one, and
+//! `eventsource-parser` then skips the mark's Latin-1 spelling, `ï»¿`), so a line that starts
+//! with one later is a field no client knows.
+//!
+//! What the proxy writes is never the upstream's framing: each event it passes on is written
+//! again from the fields it read, one `name: value` line each, in the order they came, LF line
+//! endings, a blank line at its end, and the fields no client acts on left out
+//! ([`Event::rewritten`], [`Event::written_again`]). So a client reads exactly the fields the
+//! proxy read, whatever quirk of framing its reader has. The tests read the same streams with
+//! `sse-stream` and check that the two agree on every event.
 
 use std::borrow::Cow;
 
@@ -40,6 +48,32 @@ pub(crate) struct Framer {
     /// Whether the last byte seen was a CR ending a line: an LF right after it ends the same
     /// line.
     after_cr: bool,
+    /// The stream's first bytes, while they may still be a byte-order mark a client skips
+    /// (`None` once the stream's start is read).
+    start: Option<Vec<u8>>,
+}
+
+/// A UTF-8 byte-order mark, which a client skips at the start of a stream.
+const BOM: &[u8] = b"\xef\xbb\xbf";
+
+/// A byte-order mark's Latin-1 characters (`ï»¿`) in UTF-8, which `eventsource-parser` skips
+/// at the start of the text it is given (after `TextDecoderStream` has skipped a real one).
+const BOM_AS_LATIN_1: &[u8] = b"\xc3\xaf\xc2\xbb\xc2\xbf";
+
+/// Whether a stream starting with `start` may yet start with a mark a client skips: `start`
+/// is all or part of one.
+fn may_start_with_a_mark(start: &[u8]) -> bool {
+    let partly = |mark: &[u8], bytes: &[u8]| bytes.len() < mark.len() && mark.starts_with(bytes);
+    match start.strip_prefix(BOM) {
+        Some(rest) => partly(BOM_AS_LATIN_1, rest),
+        None => partly(BOM, start) || partly(BOM_AS_LATIN_1, start),
+    }
+}
+
+/// `start` without the marks a client skips at the start of a stream.
+fn without_marks(start: &[u8]) -> &[u8] {
+    let start = start.strip_prefix(BOM).unwrap_or(start);
+    start.strip_prefix(BOM_AS_LATIN_1).unwrap_or(start)
 }
 
 impl Framer {
@@ -51,11 +85,24 @@ impl Framer {
             dropping: None,
             line_has_bytes: false,
             after_cr: false,
+            start: Some(Vec::new()),
         }
     }
 
     /// Reads the next bytes of the stream, pushing every event they end onto `out`.
-    pub(crate) fn feed(&mut self, mut bytes: &[u8], out: &mut Vec<Framed>) {
+    pub(crate) fn feed(&mut self, bytes: &[u8], out: &mut Vec<Framed>) {
+        let Some(mut start) = self.start.take() else {
+            return self.feed_events(bytes, out);
+        };
+        start.extend_from_slice(bytes);
+        if may_start_with_a_mark(&start) {
+            self.start = Some(start);
+            return;
+        }
+        self.feed_events(without_marks(&start), out);
+    }
+
+    fn feed_events(&mut self, mut bytes: &[u8], out: &mut Vec<Framed>) {
         while !bytes.is_empty() {
             let Some(end) = self.scan(bytes) else {
                 self.keep(bytes);
@@ -75,6 +122,11 @@ impl Framer {
     /// ended (a client drops such an event, so it is passed on as it is), or the size of an
     /// oversized one.
     pub(crate) fn finish(&mut self) -> Option<Framed> {
+        if let Some(start) = self.start.take() {
+            let mut out = Vec::new();
+            self.feed_events(without_marks(&start), &mut out);
+            debug_assert!(out.is_empty(), "a mark's bytes end no event");
+        }
         match self.dropping.take() {
             Some(size) => Some(Framed::Oversized(size)),
             None if self.buffer.is_empty() => None,
@@ -148,7 +200,6 @@ fn lines(bytes: &[u8]) -> impl Iterator<Item = (usize, usize, usize)> + '_ {
 
 /// A field's name and value, as a client reads them from one line; `None` for a comment.
 fn field(line: &[u8]) -> Option<(&[u8], &[u8])> {
-    let line = line.strip_prefix("\u{feff}".as_bytes()).unwrap_or(line);
     match memchr::memchr(b':', line) {
         Some(0) => None,
         Some(colon) => {
@@ -209,6 +260,11 @@ impl<'a> Event<'a> {
         }
     }
 
+    /// The event's bytes, as they came.
+    pub(crate) fn raw(&self) -> &'a [u8] {
+        self.raw
+    }
+
     /// The event's id, which a client sends back as `Last-Event-ID` to resume the stream.
     pub(crate) fn id(&self) -> Option<&'a [u8]> {
         self.id
@@ -226,27 +282,40 @@ impl<'a> Event<'a> {
             .filter(|data| !data.iter().all(u8::is_ascii_whitespace))
     }
 
-    /// The event again with its data replaced by `message` (`None`: with no data, so a client
-    /// dispatches nothing, yet still takes its `id`), every other line kept as it came.
+    /// The event again as a client reads it, with its data replaced by `message` (`None`:
+    /// with no data, so a client dispatches nothing, yet still takes its `id`), every other
+    /// field it acts on written as the proxy read it (see the module docs).
     pub(crate) fn rewritten(&self, message: Option<&[u8]>) -> Vec<u8> {
         let mut out = Vec::with_capacity(self.raw.len() + message.map_or(0, <[u8]>::len) + 16);
-        let mut written = false;
-        for (start, end, next) in lines(self.raw) {
-            if !matches!(field(&self.raw[start..end]), Some((b"data", _))) {
-                out.extend_from_slice(&self.raw[start..next]);
-                continue;
-            }
-            if std::mem::replace(&mut written, true) {
-                continue;
-            }
-            if let Some(message) = message {
-                for (start, end, _) in lines(message) {
-                    out.extend_from_slice(b"data: ");
-                    out.extend_from_slice(&message[start..end]);
-                    out.push(b'\n');
+        let mut data = Some(message);
+        let ended = write_lines(
+            self.raw,
+            |out| {
+                if let Some(Some(message)) = data.take() {
+                    write_data(message, out);
                 }
-            }
-        }
+            },
+            &mut out,
+        );
+        end_event(ended, &mut out);
+        out
+    }
+
+    /// The event again as a client reads it, its own data and all (see the module docs): an
+    /// event that carries no message, as the proxy passes it on.
+    pub(crate) fn written_again(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.raw.len() + 8);
+        let mut data = self.data.clone();
+        let ended = write_lines(
+            self.raw,
+            |out| {
+                if let Some(data) = data.take() {
+                    write_data(&data, out);
+                }
+            },
+            &mut out,
+        );
+        end_event(ended, &mut out);
         out
     }
 }
@@ -261,25 +330,80 @@ impl Event<'_> {
             return [whole.into(), bytes::Bytes::new(), bytes::Bytes::new()];
         }
         let (mut head, mut tail) = (Vec::new(), b"\n".to_vec());
-        if let Some((start, next)) = self.only_data_line {
-            head.extend_from_slice(&self.raw[..start]);
-            head.extend_from_slice(b"data: ");
-            tail.extend_from_slice(&self.raw[next..]);
-            return [head.into(), message.into(), tail.into()];
-        }
-        let mut seen = false;
-        for (start, end, next) in lines(self.raw) {
-            if matches!(field(&self.raw[start..end]), Some((b"data", _))) {
-                seen = true;
-            } else if seen {
-                tail.extend_from_slice(&self.raw[start..next]);
-            } else {
-                head.extend_from_slice(&self.raw[start..next]);
-            }
-        }
+        // The lines after the first `data` line: any other `data` line among them is left out.
+        let (start, next) = self.only_data_line.unwrap_or_else(|| {
+            lines(self.raw)
+                .find(|&(start, end, _)| matches!(field(&self.raw[start..end]), Some((b"data", _))))
+                .map_or((self.raw.len(), self.raw.len()), |(start, _, next)| {
+                    (start, next)
+                })
+        });
+        let (before, after) = (&self.raw[..start], &self.raw[next..]);
+        write_lines(before, |_| {}, &mut head);
         head.extend_from_slice(b"data: ");
+        let ended = write_lines(after, |_| {}, &mut tail);
+        end_event(ended, &mut tail);
         [head.into(), message.into(), tail.into()]
     }
+}
+
+/// Writes the whole lines of `bytes` (lines of one event) as a client reads them, each ending
+/// in LF: a comment as `:` and its text, a field a client acts on as `name: value`, the blank
+/// line that ends the event as a blank line; a field no client acts on not at all, and each
+/// `data` line as `data` says (which writes the event's data, once). Whether the blank line
+/// ending the event was among them.
+fn write_lines(bytes: &[u8], mut data: impl FnMut(&mut Vec<u8>), out: &mut Vec<u8>) -> bool {
+    for (start, end, _) in lines(bytes) {
+        let line = &bytes[start..end];
+        if line.is_empty() {
+            // Only the last line of an event is blank.
+            out.push(b'\n');
+            return true;
+        }
+        // No client shows a comment, an event's type, id or retry, but none of them carries a
+        // live marker on, either.
+        match field(line) {
+            None => {
+                out.extend_from_slice(&fence_runtime::neutralise_bytes(line));
+                out.push(b'\n');
+            }
+            Some((b"data", _)) => data(out),
+            Some((name @ (b"event" | b"id" | b"retry"), value)) => {
+                write_field(name, &fence_runtime::neutralise_bytes(value), out);
+            }
+            Some(_) => {}
+        }
+    }
+    false
+}
+
+/// Ends an event the upstream left without its blank line (its last, cut off by the end of
+/// the stream): the proxy read it, so a client reads it too, and what follows it in the
+/// proxy's own stream is an event of its own.
+fn end_event(ended: bool, out: &mut Vec<u8>) {
+    if !ended {
+        out.push(b'\n');
+    }
+}
+
+/// `data` on one `data` line for each of its lines (an event's data is its `data` lines'
+/// values joined by LF, so this gives back the same data; a CR in a message is a line break
+/// too, and JSON reads the empty line it may add as whitespace).
+fn write_data(data: &[u8], out: &mut Vec<u8>) {
+    for line in data.split(|&byte| byte == b'\n' || byte == b'\r') {
+        write_field(b"data", line, out);
+    }
+}
+
+/// One field's line: `name: value` (`name:` for an empty value, which a client reads alike).
+fn write_field(name: &[u8], value: &[u8], out: &mut Vec<u8>) {
+    out.extend_from_slice(name);
+    out.push(b':');
+    if !value.is_empty() {
+        out.push(b' ');
+        out.extend_from_slice(value);
+    }
+    out.push(b'\n');
 }
 
 /// One event of the proxy's own: `message` (so every client reads it as one) carrying

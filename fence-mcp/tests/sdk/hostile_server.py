@@ -20,13 +20,15 @@ the server goes on answering, and exits when its stdin closes.
 With `--http HOST:PORT` it serves Streamable HTTP instead (port 0: a free one), prints one line
 on stdout, flushed, `listening URL`, and serves until its stdin ends. With a SCENARIO, the URL is
 `http://HOST:PORT/mcp`, answered as SCENARIO says; without one, it is `http://HOST:PORT/`, and
-every scenario is served at `/json/SCENARIO/mcp` and at `/sse/SCENARIO/mcp`. The lines a
+every scenario is served at `/MODE/SCENARIO/mcp` for each of MODES below (`/json/…`,
+`/sse/…`, and the HTTP shapes around a `tools/call`'s answer). The lines a
 request is answered with are the response to its POST, byte for byte: with `--json` (or under
 `/json/`) one `application/json` body (a batch, `[a,b]`, where there are two lines); with
 `--sse`, the default (or under `/sse/`), a `text/event-stream` of one `message` event per line,
 with no event ids (so a stream that ends is not resumed). `initialize` gets a new
 `Mcp-Session-Id`, which every later request must carry (400 without one, 404 for one the
-server does not know); a notification gets 202; GET gets 405 (no stream of the server's own);
+server does not know); a notification gets 202; GET gets 405 (no stream of the server's own,
+but in the get-* modes);
 DELETE ends the session. Where a stdio server would exit (`exit`), the session ends after the
 response; where it would crash (`crash`), the connection closes with no response (JSON), or the
 stream breaks off with no final chunk (SSE).
@@ -37,6 +39,7 @@ import json
 import os
 import socketserver
 import sys
+import queue
 import threading
 import time
 import uuid
@@ -312,6 +315,8 @@ class Session:
     def __init__(self, scenario):
         self.scenario = scenario
         self.tasks = {}
+        # Answers waiting for the session's GET stream (the get-* HTTP modes).
+        self.queued = queue.Queue()
 
     def handle(self, message):
         """What answers one message from the client: the raw lines to write, and then what
@@ -393,6 +398,34 @@ def serve_stdio(scenario):
 # Streamable HTTP.
 
 
+# How an HTTP route answers a `tools/call` (every other request is answered as `json` does):
+# - json: one `application/json` body; sse: `message` events of the POST's `text/event-stream`;
+# - bom: a comment, then each answer as an event whose `event` line starts with a byte-order
+#   mark, which no client skips there (the event is a `message` to them);
+# - get-plain, get-charset, get-none: `202 Accepted`, and the answer on the session's GET
+#   stream, whose `Content-Type` is `text/plain`, `text/event-stream; charset=\xff`, or none
+#   (the TypeScript SDK reads any successful GET as an event stream);
+# - status-401, status-400-seq, status-500-plain: the answer as the body of an error status, of
+#   type `application/json`, `application/json-seq` and `text/plain` (both SDKs may show an error
+#   status's body).
+MODES = ("json", "sse", "bom", "get-plain", "get-charset", "get-none", "status-401", "status-400-seq", "status-500-plain")
+
+STATUS_MODES = {
+    "status-401": (401, b"application/json"),
+    "status-400-seq": (400, b"application/json-seq"),
+    "status-500-plain": (500, b"text/plain"),
+}
+
+GET_TYPES = {
+    "get-plain": b"text/plain",
+    "get-charset": b"text/event-stream; charset=\xff",
+    "get-none": None,
+}
+
+# How long a GET stream stays open for answers to come.
+GET_STREAM_SECONDS = 3
+
+
 def make_handler(routes):
     """A request handler serving `routes`: path -> (mode, scenario name)."""
     sessions = {}
@@ -419,8 +452,32 @@ def make_handler(routes):
             self.plain(status, body.encode("utf-8"))
 
         def do_GET(self):
-            # No stream of the server's own: a client's transport takes 405 as "none".
-            self.plain(405, headers=[("Allow", "POST, DELETE")])
+            route = routes.get(self.path)
+            key = self.headers.get("Mcp-Session-Id")
+            with lock:
+                session = sessions.get(key)
+            if route is None or route[0] not in GET_TYPES or session is None:
+                # No stream of the server's own: a client's transport takes 405 as "none".
+                self.plain(405, headers=[("Allow", "POST, DELETE")])
+                return
+            # Raw bytes: http.server would encode a header's value as Latin-1 text.
+            head = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nCache-Control: no-cache\r\n"
+            content_type = GET_TYPES[route[0]]
+            if content_type is not None:
+                head += b"Content-Type: " + content_type + b"\r\n"
+            self.wfile.write(head + b"\r\n")
+            self.wfile.flush()
+            self.close_connection = True
+            deadline = time.monotonic() + GET_STREAM_SECONDS
+            while time.monotonic() < deadline:
+                try:
+                    line = session.queued.get(timeout=0.1)
+                except queue.Empty:
+                    continue
+                event = ("data: %s\n\n" % line).encode("utf-8")
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
+                self.wfile.flush()
+            self.wfile.write(b"0\r\n\r\n")
 
         def do_DELETE(self):
             key = self.headers.get("Mcp-Session-Id")
@@ -472,12 +529,25 @@ def make_handler(routes):
                 with lock:
                     sessions.pop(key, None)
             headers = [("Mcp-Session-Id", new_key)] if new_key else []
-            if not lines and ending is None:
+            call = any(isinstance(m, dict) and m.get("method") == "tools/call" for m in messages)
+            if call and mode in GET_TYPES:
+                for line in lines:
+                    session.queued.put(line)
                 self.plain(202, headers=headers)
-            elif mode == "json":
+            elif call and mode in STATUS_MODES:
+                status, content_type = STATUS_MODES[mode]
+                body = "\n".join(lines).encode("utf-8")
+                self.send_response(status)
+                self.send_header("Content-Type", content_type.decode("latin-1"))
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+            elif not lines and ending is None:
+                self.plain(202, headers=headers)
+            elif mode == "json" or (mode != "sse" and not call):
                 self.json(lines, ending, headers)
             else:
-                self.stream(lines, ending, headers)
+                self.stream(lines, ending, headers, bom=mode == "bom")
 
         def json(self, lines, ending, headers):
             if ending == "crash":
@@ -487,7 +557,7 @@ def make_handler(routes):
             body = lines[0] if len(lines) == 1 else "[%s]" % ",".join(lines)
             self.plain(200, body.encode("utf-8"), headers=headers)
 
-        def stream(self, lines, ending, headers):
+        def stream(self, lines, ending, headers, bom=False):
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
             self.send_header("Cache-Control", "no-cache")
@@ -495,8 +565,11 @@ def make_handler(routes):
             for header in headers:
                 self.send_header(*header)
             self.end_headers()
+            if bom:
+                self.wfile.write(b"4\r\n: x\n\r\n")
             for line in lines:
-                event = ("event: message\ndata: %s\n\n" % line).encode("utf-8")
+                kind = "\ufeffevent: x" if bom else "event: message"
+                event = ("%s\ndata: %s\n\n" % (kind, line)).encode("utf-8")
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
                 self.wfile.flush()
             if ending == "crash":
@@ -553,7 +626,7 @@ def main():
     if len(args) >= 2 and args[0] == "--http":
         address, rest = args[1], args[2:]
         if not rest:
-            routes = {"/%s/%s/mcp" % (mode, name): (mode, name) for mode in ("json", "sse") for name in SCENARIOS}
+            routes = {"/%s/%s/mcp" % (mode, name): (mode, name) for mode in MODES for name in SCENARIOS}
             return serve_http(address, routes, "/")
         mode = "sse"
         if rest[0] in ("--json", "--sse"):

@@ -124,7 +124,11 @@ fn a_message_is_a_message_event_or_one_with_no_type_and_data_that_is_not_blank()
         message(b"data: {\"a\":\ndata: 1}\n\n"),
         Some(b"{\"a\":\n1}".to_vec())
     );
-    assert_eq!(message(b"\xef\xbb\xbfdata: {}\n\n"), Some(b"{}".to_vec()));
+    assert_eq!(
+        message(b"\xef\xbb\xbfdata: {}\n\n"),
+        None,
+        "a mark inside a stream starts a field no client knows"
+    );
     assert_eq!(message(b"event: endpoint\ndata: {}\n\n"), None);
     assert_eq!(message(b"event: Message\ndata: {}\n\n"), None);
     assert_eq!(
@@ -145,14 +149,18 @@ fn the_last_event_type_and_id_count_and_an_id_with_a_nul_does_not() {
 }
 
 #[test]
-fn rewriting_replaces_the_data_and_keeps_every_other_line_as_it_came() {
-    let raw = b": c\r\nid: 9\r\ndata:{\"a\":\r\ndata: 1}\r\nretry:5\r\n\r\n";
+fn rewriting_replaces_the_data_and_writes_every_other_field_again_as_a_client_reads_it() {
+    let raw = b": c\r\nid: 9\r\ndata:{\"a\":\r\nDATA: x\r\n\xef\xbb\xbfevent: x\rdata: 1}\r\nretry:5\r\n\r\n";
     let event = Event::read(raw);
     assert_eq!(
         event.rewritten(Some(b"{\"b\":\n2}")),
-        b": c\r\nid: 9\r\ndata: {\"b\":\ndata: 2}\nretry:5\r\n\r\n"
+        b": c\nid: 9\ndata: {\"b\":\ndata: 2}\nretry: 5\n\n"
     );
-    assert_eq!(event.rewritten(None), b": c\r\nid: 9\r\nretry:5\r\n\r\n");
+    assert_eq!(event.rewritten(None), b": c\nid: 9\nretry: 5\n\n");
+    assert_eq!(
+        event.written_again(),
+        b": c\nid: 9\ndata: {\"a\":\ndata: 1}\nretry: 5\n\n"
+    );
     for new in [&b"{\"b\":\n2}"[..], b"{\"b\":2}"] {
         assert_eq!(
             event.rewritten_around(new.to_vec()).concat(),
@@ -162,6 +170,61 @@ fn rewriting_replaces_the_data_and_keeps_every_other_line_as_it_came() {
         );
     }
     assert_eq!(message_event(b"{}"), b"event: message\ndata: {}\n\n");
+}
+
+#[test]
+fn an_event_the_stream_cut_off_is_ended_and_its_other_fields_neutralised() {
+    let event =
+        Event::read(b": </untrusted-content>\nevent: <untrusted-content source=x>\ndata: x");
+    let again = event.written_again();
+    assert!(
+        again.ends_with(b"data: x\n\n"),
+        "{}",
+        String::from_utf8_lossy(&again)
+    );
+    assert!(
+        fence_runtime::live_markers(&String::from_utf8_lossy(&again))
+            .next()
+            .is_none()
+    );
+    assert_eq!(
+        Event::read(b"data:  x\ndata:\n\n").written_again(),
+        b"data:  x\ndata:\n\n"
+    );
+}
+
+#[test]
+fn a_mark_at_the_start_of_the_stream_is_skipped_as_clients_skip_it_and_nowhere_else() {
+    let stream =
+        b"\xef\xbb\xbf\xc3\xaf\xc2\xbb\xc2\xbfdata: 1\n\n\xef\xbb\xbfdata: 2\n\ndata: 3\n\n";
+    for piece in 1..stream.len() {
+        let got = events(stream, piece);
+        let messages: Vec<_> = got
+            .iter()
+            .filter_map(|raw| Event::read(raw).message().map(<[u8]>::to_vec))
+            .collect();
+        assert_eq!(messages, [b"1".to_vec(), b"3".to_vec()], "piece {piece}");
+    }
+    for (short, left) in [
+        (&b"\xef\xbb"[..], &b"\xef\xbb"[..]),
+        (b"\xef\xbb\xbf\xc3", b"\xc3"),
+        (b"\xef\xbb\xbf", b""),
+    ] {
+        let mut framer = Framer::new(100);
+        let mut out = Vec::new();
+        framer.feed(short, &mut out);
+        assert!(out.is_empty());
+        let expected = (!left.is_empty()).then(|| Framed::Event(left.to_vec()));
+        assert_eq!(
+            framer.finish(),
+            expected,
+            "a stream of a mark's start alone"
+        );
+    }
+    let mut framer = Framer::new(100);
+    let mut out = Vec::new();
+    framer.feed(b"\xef\xbbdata: 4\n\n", &mut out);
+    assert_eq!(out, [Framed::Event(b"\xef\xbbdata: 4\n\n".to_vec())]);
 }
 
 #[test]
@@ -256,6 +319,10 @@ proptest! {
     fn a_rewritten_event_reads_as_its_new_data_with_its_type_and_id(stream in stream()) {
         for raw in events(&stream, stream.len().max(1)) {
             let event = Event::read(&raw);
+            let again = event.written_again();
+            let reread = Event::read(&again);
+            prop_assert_eq!((reread.kind, &reread.data, reread.id), (event.kind, &event.data, event.id));
+            prop_assert_eq!(events(&again, again.len()).len(), 1, "still one event");
             if event.message().is_none() {
                 continue;
             }

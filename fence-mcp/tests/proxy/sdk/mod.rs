@@ -49,6 +49,9 @@ mod http_proxied;
 // The hostile server's scenarios over Streamable HTTP: directly, and through `--url`,
 // `--listen --url` and `--listen -- SERVER`.
 mod hostile_http;
+// HTTP shapes around an answer (a byte-order mark mid-stream, a GET stream of another type, an
+// error status's body): directly, and through `--listen --url`.
+mod http_shapes;
 // The harness itself: the table against the server, the oracle against what it must fail.
 mod harness;
 // `--structured-content remove`, with the Python SDK.
