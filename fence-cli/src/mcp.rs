@@ -6,8 +6,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use fence_mcp::{
-    ChildServer, DEFAULT_MAX_MESSAGE_BYTES, HttpFront, Options, PinMode, RemoteServer,
-    StructuredContent, Upstream,
+    ChildServer, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE, HttpFront,
+    Options, PinMode, RemoteServer, StructuredContent, Upstream,
 };
 
 /// Runs an MCP server on stdio as a child and serves MCP on this process's stdin and stdout,
@@ -86,6 +86,20 @@ pub(crate) struct Args {
     /// https://app.example.com); may be given several times
     #[arg(long, value_name = "ORIGIN", requires = "listen")]
     allow_origin: Vec<String>,
+    /// With --listen and a server's command: how many sessions, each a process of the
+    /// server's, run at once; past them, a client's initialize is refused with 503 and
+    /// Retry-After until one ends
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_SESSIONS as u64,
+          value_parser = clap::value_parser!(u64).range(1..),
+          requires = "listen", conflicts_with = "url")]
+    max_sessions: u64,
+    /// With --listen and a server's command: end a session, and its process, once no request
+    /// has named it and no client has waited on it for SECONDS (a client that never deletes
+    /// its session leaves nothing running for longer); a request naming it then gets 404
+    #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_SESSION_IDLE.as_secs(),
+          value_parser = clap::value_parser!(u64).range(1..),
+          requires = "listen", conflicts_with = "url")]
+    session_idle: u64,
     /// The MCP server's command and its arguments. Everything from the first argument that is
     /// not one of the proxy's options on is the server's; a `--` before it is optional
     #[arg(
@@ -138,8 +152,10 @@ impl From<Args> for Options {
             })
             .with_pin_update(args.pin_update);
         if let Some(addr) = args.listen {
-            let front =
-                HttpFront::new(addr).with_network_clients(args.allow_network_clients_without_auth);
+            let front = HttpFront::new(addr)
+                .with_network_clients(args.allow_network_clients_without_auth)
+                .with_max_sessions(usize::try_from(args.max_sessions).unwrap_or(usize::MAX))
+                .with_session_idle(Duration::from_secs(args.session_idle));
             let front = args
                 .allow_host
                 .into_iter()

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use crate::options::{Options, StructuredContent, Upstream};
-use crate::pin::Pinning;
+use crate::pin::PinFile;
 use crate::session::{Forward, Outcome, Session};
 
 /// What every session of one proxy shares: the upstream's name, how structured content is
@@ -18,7 +18,7 @@ pub(crate) struct Engine {
     name: String,
     named: bool,
     remove_structured: bool,
-    pin: Option<Arc<Pinning>>,
+    pin: Option<Arc<PinFile>>,
 }
 
 impl Engine {
@@ -38,7 +38,7 @@ impl Engine {
             pin: None,
         };
         if let Some((path, mode)) = options.pin() {
-            match Pinning::open(path, mode, options.pin_update()) {
+            match PinFile::open(path, mode, options.pin_update()) {
                 Ok((pin, note)) => {
                     if let Some(note) = note {
                         report(&engine.session(), &note);
@@ -54,8 +54,23 @@ impl Engine {
         Ok(engine)
     }
 
-    /// A new session: one proxied connection's requests, all sharing the pin.
+    /// A new session: one proxied connection's requests, all sharing the pin file. The first
+    /// session to see a kind of item the file holds nothing of records it, for the rest of
+    /// that session; every other is held to the file.
     pub(crate) fn session(&self) -> Session {
+        self.session_with(PinFile::session)
+    }
+
+    /// A new session that many clients share (the stateless server behind an HTTP front):
+    /// each list it sees records what the file holds nothing of yet, and is otherwise held to
+    /// the file.
+    #[cfg(feature = "http")]
+    pub(crate) fn shared_session(&self) -> Session {
+        self.session_with(PinFile::shared_session)
+    }
+
+    /// A new session, its pin (if the proxy pins) made by `pinning`.
+    fn session_with(&self, pinning: impl Fn(&Arc<PinFile>) -> crate::pin::Pinning) -> Session {
         let session = Session::new(self.name.clone(), self.named);
         let session = if self.remove_structured {
             session.removing_structured_content()
@@ -63,7 +78,7 @@ impl Engine {
             session
         };
         match &self.pin {
-            Some(pin) => session.pinned(pin.clone()),
+            Some(pin) => session.pinned(Arc::new(pinning(pin))),
             None => session,
         }
     }

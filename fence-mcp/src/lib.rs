@@ -42,8 +42,10 @@
 //!
 //! In the library, `--name` is [`Options::with_name`], `--max-message-bytes`
 //! [`Options::with_max_message_bytes`], `--structured-content remove`
-//! [`StructuredContent::Remove`], and `--pin` [`Options::with_pin`] with
-//! [`PinMode::Enforce`].
+//! [`StructuredContent::Remove`], `--pin` [`Options::with_pin`] with
+//! [`PinMode::Enforce`], and `--max-sessions` and `--session-idle` (sessions, each a server
+//! process, behind an HTTP front) [`HttpFront::with_max_sessions`] and
+//! [`HttpFront::with_session_idle`].
 //!
 //! A program that calls MCP servers itself fences each result it receives with
 //! [`fence_tool_result`], by the table's `tools/call` rows; with the `rmcp` feature,
@@ -93,7 +95,7 @@ pub use crate::options::{
     StructuredContent, Upstream,
 };
 #[cfg(feature = "http")]
-pub use crate::options::{HttpFront, RemoteServer};
+pub use crate::options::{DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE, HttpFront, RemoteServer};
 
 /// Runs the proxy: starts the upstream server (or reaches the one at a URL), serves MCP on
 /// this process's stdin and stdout (or at an HTTP front's address) until either side ends (an

@@ -1,5 +1,8 @@
 //! The front half: where the proxy serves its client.
 
+#[cfg(feature = "http")]
+use std::time::Duration;
+
 /// Where the proxy serves its client.
 #[derive(Debug, Clone, Default)]
 #[non_exhaustive]
@@ -20,6 +23,16 @@ impl From<HttpFront> for Front {
     }
 }
 
+/// The default of [`HttpFront::with_max_sessions`]: 64 sessions, each a server process, at once.
+#[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
+pub const DEFAULT_MAX_SESSIONS: usize = 64;
+
+/// The default of [`HttpFront::with_session_idle`]: 5 minutes.
+#[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
+pub const DEFAULT_SESSION_IDLE: Duration = Duration::from_secs(5 * 60);
+
 /// The MCP endpoint at `http://ADDR/mcp`, safe by default: it binds loopback addresses only
 /// unless [`with_network_clients`](Self::with_network_clients) allows others, and refuses a
 /// `Host` or an `Origin` that is not its own, against DNS rebinding.
@@ -39,6 +52,8 @@ pub struct HttpFront {
     network_clients: bool,
     allowed_hosts: Vec<String>,
     allowed_origins: Vec<String>,
+    max_sessions: usize,
+    session_idle: Duration,
 }
 
 #[cfg(feature = "http")]
@@ -53,6 +68,8 @@ impl HttpFront {
             network_clients: false,
             allowed_hosts: Vec::new(),
             allowed_origins: Vec::new(),
+            max_sessions: DEFAULT_MAX_SESSIONS,
+            session_idle: DEFAULT_SESSION_IDLE,
         }
     }
 
@@ -82,6 +99,52 @@ impl HttpFront {
     pub fn with_allowed_origin(mut self, origin: impl Into<String>) -> HttpFront {
         self.allowed_origins.push(origin.into());
         self
+    }
+
+    /// Behind the front, a server the proxy runs ([`ChildServer`](crate::ChildServer)): how
+    /// many sessions, each a process of the server's, run at once (at least 1;
+    /// [`DEFAULT_MAX_SESSIONS`] unless set). Past them, an `initialize` is refused with 503 and
+    /// `Retry-After` until one ends. The stateless 2026-07-28 requests of every client share
+    /// one more process. (A server at a URL keeps its own sessions.)
+    ///
+    /// ```
+    /// let front = fence_mcp::HttpFront::new("127.0.0.1:8931").with_max_sessions(8);
+    /// assert_eq!(front.max_sessions(), 8);
+    /// assert_eq!(fence_mcp::HttpFront::new("127.0.0.1:0").max_sessions(), fence_mcp::DEFAULT_MAX_SESSIONS);
+    /// ```
+    #[must_use]
+    pub fn with_max_sessions(mut self, sessions: usize) -> HttpFront {
+        self.max_sessions = sessions.max(1);
+        self
+    }
+
+    /// Behind the front, a server the proxy runs: how long a session may go with no request
+    /// naming it and no client waiting on any of its responses (its GET stream, an answer)
+    /// before the proxy ends it and its process ([`DEFAULT_SESSION_IDLE`] unless set; at least
+    /// a second). A request naming it then gets 404, and its client initializes a new session.
+    /// Clients that never end their sessions (a DELETE) leave no process behind for longer.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let front = fence_mcp::HttpFront::new("127.0.0.1:8931").with_session_idle(Duration::from_secs(30));
+    /// assert_eq!(front.session_idle(), Duration::from_secs(30));
+    /// ```
+    #[must_use]
+    pub fn with_session_idle(mut self, idle: Duration) -> HttpFront {
+        self.session_idle = idle.max(Duration::from_secs(1));
+        self
+    }
+
+    /// How many sessions, each a server process, run at once.
+    #[must_use]
+    pub fn max_sessions(&self) -> usize {
+        self.max_sessions
+    }
+
+    /// How long a session may idle before the proxy ends it.
+    #[must_use]
+    pub fn session_idle(&self) -> Duration {
+        self.session_idle
     }
 
     /// The address the front serves on.

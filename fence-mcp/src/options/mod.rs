@@ -11,7 +11,7 @@ mod upstream;
 
 pub use front::Front;
 #[cfg(feature = "http")]
-pub use front::HttpFront;
+pub use front::{DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE, HttpFront};
 #[cfg(feature = "http")]
 pub use upstream::RemoteServer;
 pub use upstream::{ChildServer, Upstream};

@@ -9,22 +9,28 @@
 //! - **Update**: everything is forwarded, and what the server lists now is recorded.
 //!
 //! A kind of item (tools, prompts, the instructions) the file holds nothing of yet is recorded
-//! the first time it is seen (trust on first use), for the whole session.
+//! the first time it is seen (trust on first use), for the whole session that first saw it:
+//! one [`PinFile`] is shared by every session of a proxy (behind an HTTP front, one per
+//! client), and each session has a [`Pinning`] of its own, which decides once, when it first
+//! sees a kind, whether it records that kind or is held to the file. So a later session of the
+//! run that first wrote the file is held to it, as a later run would be.
 
 mod canon;
+mod drift;
 mod file;
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 pub(crate) use canon::Canon;
-use canon::short_diff;
+pub(crate) use drift::definition;
+use drift::{Drift, changes, diff_of_texts, field_names};
 use file::Pinned;
 
 use crate::json::Unreadable;
 use crate::options::PinMode;
-use crate::said::{shown, shown_upto};
+use crate::said::shown;
 
 /// A kind of item a server lists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -93,38 +99,59 @@ pub(crate) enum Listed {
     Nameless,
 }
 
+/// What every session of a proxy shares of the pin: the file as last read or written, and the
+/// changes not written yet.
 #[derive(Debug)]
 struct State {
     pinned: Pinned,
-    /// Items left out of lists because they drifted, with what to say when they are called.
-    withheld: HashMap<(Kind, String), String>,
-    /// The names listed since the first page of a list (one with no cursor), per kind.
-    listing: [Option<BTreeSet<String>>; 2],
     changes: Vec<Change>,
 }
 
-/// The pin of one proxied connection.
+/// The pin file of one proxy, shared by its sessions.
 #[derive(Debug)]
-pub(crate) struct Pinning {
+pub(crate) struct PinFile {
     path: PathBuf,
     /// The path as the proxy says it.
     file: String,
     mode: PinMode,
-    /// Per kind (tools, prompts), and for the instructions: recorded rather than compared,
-    /// because of `--pin-update` or because the file holds nothing of it yet.
-    records: [bool; 2],
-    records_instructions: bool,
+    /// `--pin-update`: every session records what its server says.
+    update: bool,
     state: Mutex<State>,
 }
 
-impl Pinning {
+/// What one session has decided and seen of the pin.
+#[derive(Debug, Default)]
+struct Seen {
+    /// Per kind (tools, prompts), and for the instructions, once decided: recorded rather than
+    /// compared, because of `--pin-update` or because the file held nothing of it when the
+    /// session first saw it.
+    records: [Option<bool>; 2],
+    records_instructions: Option<bool>,
+    /// Items left out of this session's lists because they drifted, with what to say when they
+    /// are called.
+    withheld: HashMap<(Kind, String), String>,
+    /// The names listed since the first page of a list (one with no cursor), per kind.
+    listing: [Option<BTreeSet<String>>; 2],
+}
+
+/// The pin of one session: its own server's lists, held to (or recorded into) the shared file.
+#[derive(Debug)]
+pub(crate) struct Pinning {
+    pin: Arc<PinFile>,
+    /// Whether what it decides holds for the whole session; else each list, and each
+    /// `initialize`, decides anew (the stateless server, a session of every client's).
+    sticky: bool,
+    seen: Mutex<Seen>,
+}
+
+impl PinFile {
     /// Reads the pin file at `path`, or says what is wrong with it; with what to report at
     /// start.
     pub(crate) fn open(
         path: &Path,
         mode: PinMode,
         update: bool,
-    ) -> Result<(Pinning, Option<String>), String> {
+    ) -> Result<(PinFile, Option<String>), String> {
         let file = shown(&path.display().to_string());
         let loaded = file::load(path).map_err(|problem| {
             format!(
@@ -143,11 +170,6 @@ impl Pinning {
             ));
         }
         let pinned = loaded.unwrap_or_default();
-        let records = [
-            update || pinned.tools.is_none(),
-            update || pinned.prompts.is_none(),
-        ];
-        let records_instructions = update || pinned.instructions.is_none();
         let note = if !found {
             Some(format!(
                 "pin {file}: no such file; pinning what the server says about itself into it \
@@ -160,37 +182,115 @@ impl Pinning {
         } else {
             None
         };
-        let pinning = Pinning {
+        let pin = PinFile {
             path: path.to_owned(),
             file,
             mode: if update { PinMode::Report } else { mode },
-            records,
-            records_instructions,
+            update,
             state: Mutex::new(State {
                 pinned,
-                withheld: HashMap::new(),
-                listing: [None, None],
                 changes: Vec::new(),
             }),
         };
-        Ok((pinning, note))
+        Ok((pin, note))
     }
 
+    /// The pin of a new session, whose decisions hold for the whole session.
+    pub(crate) fn session(self: &Arc<PinFile>) -> Pinning {
+        Pinning {
+            pin: self.clone(),
+            sticky: true,
+            seen: Mutex::default(),
+        }
+    }
+
+    /// The pin of a session many clients share (the stateless server's): each list and each
+    /// `initialize` decides anew whether it records or is held to the file.
+    pub(crate) fn shared_session(self: &Arc<PinFile>) -> Pinning {
+        Pinning {
+            sticky: false,
+            ..self.session()
+        }
+    }
+
+    /// What the sessions share; a panic elsewhere leaves it consistent.
     fn state(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
+}
 
+impl Pinning {
+    /// Reads the pin file at `path` for one session alone (as a stdio proxy has); with what to
+    /// report at start.
+    #[cfg(test)]
+    pub(crate) fn open(
+        path: &Path,
+        mode: PinMode,
+        update: bool,
+    ) -> Result<(Pinning, Option<String>), String> {
+        let (pin, note) = PinFile::open(path, mode, update)?;
+        Ok((Arc::new(pin).session(), note))
+    }
+
+    /// What the sessions share, locked after [`Pinning::seen`] when both are.
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.pin.state()
+    }
+
+    /// What this session decided and saw.
+    fn seen(&self) -> MutexGuard<'_, Seen> {
+        self.seen.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Whether a drift is withheld (rather than only reported).
     fn enforces(&self) -> bool {
-        self.mode == PinMode::Enforce
+        self.pin.mode == PinMode::Enforce
+    }
+
+    /// Whether the session records `kind` (rather than compare it with the file), as decided
+    /// or, undecided, as it would decide now; `decide` fixes an undecided answer (for a
+    /// sticky session).
+    fn records(&self, seen: &mut Seen, state: &State, kind: Kind, decide: bool) -> bool {
+        if let Some(records) = seen.records[kind.index()] {
+            return records;
+        }
+        let now = self.pin.update || state.pinned.items(kind).is_none();
+        if decide {
+            seen.records[kind.index()] = Some(now);
+        }
+        now
+    }
+
+    /// Whether the session records a page of `kind` (the `first` of its list, or the `last`),
+    /// deciding it if undecided; a session that is not sticky decides each list anew.
+    fn records_page(
+        &self,
+        seen: &mut Seen,
+        state: &State,
+        kind: Kind,
+        (first, last): (bool, bool),
+    ) -> bool {
+        if first && !self.sticky {
+            seen.records[kind.index()] = None;
+        }
+        let records = self.records(seen, state, kind, true);
+        if last && !self.sticky {
+            seen.records[kind.index()] = None;
+        }
+        records
     }
 
     /// Whether a call to the item `name` goes on; else the error the client gets.
     pub(crate) fn may_call(&self, kind: Kind, name: &str) -> Result<(), String> {
-        if !self.enforces() || self.records[kind.index()] {
+        if !self.enforces() {
             return Ok(());
         }
+        let mut seen = self.seen();
         let state = self.state();
-        let why = match state.withheld.get(&(kind, name.to_owned())) {
+        if self.records(&mut seen, &state, kind, false) {
+            return Ok(());
+        }
+        let why = match seen.withheld.get(&(kind, name.to_owned())) {
             Some(why) => why.clone(),
             None if state
                 .pinned
@@ -199,7 +299,7 @@ impl Pinning {
             {
                 return Ok(());
             }
-            None => format!("it is not in {}", self.file),
+            None => format!("it is not in {}", self.pin.file),
         };
         Err(format!(
             "the {} `{}` is withheld by the pin: {why}; to approve it, run the proxy once with \
@@ -217,7 +317,14 @@ impl Pinning {
         instructions: Option<String>,
     ) -> (bool, Vec<String>) {
         let mut notes = Vec::new();
+        let mut seen = self.seen();
         let mut state = self.state();
+        let records_instructions = match seen.records_instructions {
+            Some(records) if self.sticky => records,
+            _ => self.pin.update || state.pinned.instructions.is_none(),
+        };
+        seen.records_instructions = Some(records_instructions);
+        drop(seen);
         let (name, version) = server;
         let pinned_server = (
             state.pinned.server_name.clone(),
@@ -227,26 +334,26 @@ impl Pinning {
             if pinned_server != (None, None) {
                 notes.push(format!(
                     "pin {}: the server says it is {} {}; {} pins {} {}",
-                    self.file,
+                    self.pin.file,
                     shown(name.as_deref().unwrap_or("(no name)")),
                     shown(version.as_deref().unwrap_or("(no version)")),
-                    self.file,
+                    self.pin.file,
                     shown(pinned_server.0.as_deref().unwrap_or("(no name)")),
                     shown(pinned_server.1.as_deref().unwrap_or("(no version)")),
                 ));
             }
-            if self.records_instructions || pinned_server == (None, None) {
+            if records_instructions || pinned_server == (None, None) {
                 state.changes.push(Change::Server(name, version));
             }
         }
         let pinned = state.pinned.instructions.clone();
         let mut withhold = false;
-        if self.records_instructions {
+        if records_instructions {
             if pinned.as_ref() != Some(&instructions) {
                 if let Some(before) = &pinned {
                     notes.push(format!(
                         "pin {}: recorded the changed instructions: {}",
-                        self.file,
+                        self.pin.file,
                         diff_of_texts(before.as_deref(), instructions.as_deref())
                     ));
                 }
@@ -266,10 +373,10 @@ impl Pinning {
             } else {
                 ""
             };
-            notes.push(format!("pin {}: {what}: {diff}{done}", self.file));
+            notes.push(format!("pin {}: {what}: {diff}{done}", self.pin.file));
         }
         drop(state);
-        notes.extend(self.write());
+        notes.extend(self.pin.write());
         (withhold, notes)
     }
 
@@ -283,10 +390,11 @@ impl Pinning {
         items: &[Listed],
     ) -> (Vec<bool>, Vec<String>) {
         let mut notes = Vec::new();
+        let mut seen = self.seen();
         let mut state = self.state();
-        let records = self.records[kind.index()];
+        let records = self.records_page(&mut seen, &state, kind, (first, last));
         if first {
-            state.listing[kind.index()] = Some(BTreeSet::new());
+            seen.listing[kind.index()] = Some(BTreeSet::new());
         }
         if records && state.pinned.items(kind).is_none() {
             state.pinned.items_mut(kind);
@@ -299,7 +407,7 @@ impl Pinning {
                 keep.push(true);
                 continue;
             };
-            if let Some(listing) = &mut state.listing[kind.index()] {
+            if let Some(listing) = &mut seen.listing[kind.index()] {
                 listing.insert(name.clone());
             }
             let key = (kind, name.clone());
@@ -311,7 +419,7 @@ impl Pinning {
                 (Err(why), _) => Some(Drift::Unreadable(*why)),
             };
             let Some(drift) = drift else {
-                state.withheld.remove(&key);
+                seen.withheld.remove(&key);
                 keep.push(true);
                 continue;
             };
@@ -323,7 +431,7 @@ impl Pinning {
                         if let Drift::Changed(fields) = &drift {
                             notes.push(format!(
                                 "pin {}: recorded the changed {noun} `{shown_name}`: {}",
-                                self.file,
+                                self.pin.file,
                                 fields.join("; ")
                             ));
                         } else {
@@ -339,14 +447,14 @@ impl Pinning {
                     }
                     (Err(why), _) => notes.push(format!(
                         "pin {}: cannot record the {noun} `{shown_name}`: its definition {}",
-                        self.file,
+                        self.pin.file,
                         why.problem()
                     )),
                 }
                 keep.push(true);
                 continue;
             }
-            let (kept, note) = self.judge(&mut state, key, &drift);
+            let (kept, note) = self.judge(&mut seen, key, &drift);
             keep.push(kept);
             notes.push(note);
         }
@@ -359,29 +467,37 @@ impl Pinning {
                 .join(", ");
             notes.push(format!(
                 "pin {}: recorded {count} {}{}: {names}",
-                self.file,
+                self.pin.file,
                 kind.noun(),
                 if count == 1 { "" } else { "s" }
             ));
         }
         if last {
-            self.listed_whole(&mut state, kind, &mut notes);
+            listed_whole(
+                &self.pin.file,
+                records,
+                &mut seen,
+                &mut state,
+                kind,
+                &mut notes,
+            );
         }
         drop(state);
-        notes.extend(self.write());
+        drop(seen);
+        notes.extend(self.pin.write());
         (keep, notes)
     }
 
     /// An item that drifted from its pin, when not recording: whether it goes on, and what to
     /// report. Withheld items are remembered, to refuse calls to them.
-    fn judge(&self, state: &mut State, key: (Kind, String), drift: &Drift) -> (bool, String) {
+    fn judge(&self, seen: &mut Seen, key: (Kind, String), drift: &Drift) -> (bool, String) {
         let kind = key.0;
         let noun = kind.noun();
         let shown_name = shown(&key.1);
         let (what, why) = match &drift {
             Drift::New => (
                 format!("the {noun} `{shown_name}` is new"),
-                format!("it is new since {} was pinned", self.file),
+                format!("it is new since {} was pinned", self.pin.file),
             ),
             Drift::Changed(fields) => (
                 format!(
@@ -391,7 +507,7 @@ impl Pinning {
                 format!(
                     "its {} changed since it was pinned in {}",
                     field_names(fields),
-                    self.file
+                    self.pin.file
                 ),
             ),
             Drift::Unreadable(why) => (
@@ -400,7 +516,7 @@ impl Pinning {
             ),
         };
         if self.enforces() {
-            state.withheld.insert(key, why);
+            seen.withheld.insert(key, why);
             let asked = match kind {
                 Kind::Tool => "a call to it",
                 Kind::Prompt => "a request for it",
@@ -410,51 +526,16 @@ impl Pinning {
                 format!(
                     "pin {}: {what}; withheld from the list, and {asked} is refused (approve it \
                      with --pin-update)",
-                    self.file
+                    self.pin.file
                 ),
             )
         } else {
-            (true, format!("pin {}: {what}", self.file))
+            (true, format!("pin {}: {what}", self.pin.file))
         }
     }
+}
 
-    /// A list of `kind` was seen whole: every pinned item it lacks is reported (and removed
-    /// from the file when recording), and no longer withheld.
-    fn listed_whole(&self, state: &mut State, kind: Kind, notes: &mut Vec<String>) {
-        let records = self.records[kind.index()];
-        if let Some(listed) = state.listing[kind.index()].take() {
-            let gone: Vec<String> = state
-                .pinned
-                .items(kind)
-                .map(|items| {
-                    items
-                        .keys()
-                        .filter(|name| !listed.contains(*name))
-                        .cloned()
-                        .collect()
-                })
-                .unwrap_or_default();
-            for name in gone {
-                let done = if records {
-                    state.pinned.items_mut(kind).remove(&name);
-                    state.changes.push(Change::Removed(kind, name.clone()));
-                    "; removed it from the file"
-                } else {
-                    ""
-                };
-                notes.push(format!(
-                    "pin {}: the server no longer lists the pinned {} `{}`{done}",
-                    self.file,
-                    kind.noun(),
-                    shown(&name)
-                ));
-            }
-            state
-                .withheld
-                .retain(|(of, name), _| *of != kind || listed.contains(name));
-        }
-    }
-
+impl PinFile {
     /// Writes the changes made since the last write, if any, into the file as it is now on
     /// disk, under its lock; what went wrong, if anything.
     fn write(&self) -> Option<String> {
@@ -504,93 +585,46 @@ impl Pinning {
     }
 }
 
-/// How a listed item differs from its pin.
-#[derive(Debug)]
-enum Drift {
-    New,
-    /// Each changed member, with a short diff: "description: …".
-    Changed(Vec<String>),
-    Unreadable(Unreadable),
-}
-
-/// The pinned members of a listed item (`null` ones as absent), by meaning.
-pub(crate) fn definition(
+/// A list of `kind` was seen whole by a session (`seen`; `records`: whether it records the
+/// kind): every pinned item it lacks is reported (and removed from the file when recording),
+/// and no longer withheld in that session.
+fn listed_whole(
+    file: &str,
+    records: bool,
+    seen: &mut Seen,
+    state: &mut State,
     kind: Kind,
-    members: &crate::json::Members<'_>,
-) -> Result<Canon, Unreadable> {
-    let mut pinned = BTreeMap::new();
-    for field in kind.fields() {
-        // Of two members of one name, the last counts, as clients read it.
-        let Some((_, value)) = members.0.iter().rev().find(|(key, _)| key == field) else {
-            continue;
-        };
-        match Canon::read(value)? {
-            Canon::Null => {}
-            value => {
-                pinned.insert((*field).to_owned(), value);
-            }
+    notes: &mut Vec<String>,
+) {
+    if let Some(listed) = seen.listing[kind.index()].take() {
+        let gone: Vec<String> = state
+            .pinned
+            .items(kind)
+            .map(|items| {
+                items
+                    .keys()
+                    .filter(|name| !listed.contains(*name))
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default();
+        for name in gone {
+            let done = if records {
+                state.pinned.items_mut(kind).remove(&name);
+                state.changes.push(Change::Removed(kind, name.clone()));
+                "; removed it from the file"
+            } else {
+                ""
+            };
+            notes.push(format!(
+                "pin {file}: the server no longer lists the pinned {} `{}`{done}",
+                kind.noun(),
+                shown(&name)
+            ));
         }
+        seen.withheld
+            .retain(|(of, name), _| *of != kind || listed.contains(name));
     }
-    Ok(Canon::Object(pinned))
-}
-
-/// Each pinned member that differs between `pinned` and `now`, with a short diff.
-pub(crate) fn changes(kind: Kind, pinned: &Canon, now: &Canon) -> Vec<String> {
-    let empty = BTreeMap::new();
-    let pinned = pinned.as_object().unwrap_or(&empty);
-    let now = now.as_object().unwrap_or(&empty);
-    let mut changed = Vec::new();
-    for field in kind.fields() {
-        let (before, after) = (pinned.get(*field), now.get(*field));
-        if before == after {
-            continue;
-        }
-        let diff = match (before, after) {
-            (None, Some(after)) => format!("added {}", shown_value(after)),
-            (Some(before), None) => format!("removed {}", shown_value(before)),
-            (Some(Canon::String(before)), Some(Canon::String(after))) => {
-                quoted(&short_diff(before, after))
-            }
-            (Some(before), Some(after)) => {
-                shown_upto(&short_diff(&before.compact(), &after.compact()), 400)
-            }
-            (None, None) => unreachable!("equal"),
-        };
-        changed.push(format!("{field}: {diff}"));
-    }
-    changed
-}
-
-/// The names of the changed members, from [`changes`]' entries: "description and inputSchema".
-fn field_names(changes: &[String]) -> String {
-    let names: Vec<&str> = changes
-        .iter()
-        .map(|change| change.split(':').next().unwrap_or_default())
-        .collect();
-    match names.as_slice() {
-        [] => String::new(),
-        [one] => (*one).to_owned(),
-        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
-    }
-}
-
-fn shown_value(value: &Canon) -> String {
-    match value {
-        Canon::String(text) => quoted(text),
-        other => shown_upto(&other.compact(), 200),
-    }
-}
-
-/// The server's `text`, as the proxy may repeat it, in quotes.
-fn quoted(text: &str) -> String {
-    format!("\"{}\"", shown_upto(text, 300))
-}
-
-fn diff_of_texts(before: Option<&str>, after: Option<&str>) -> String {
-    quoted(&short_diff(
-        before.unwrap_or_default(),
-        after.unwrap_or_default(),
-    ))
 }
 
 #[cfg(test)]

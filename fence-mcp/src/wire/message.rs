@@ -84,80 +84,7 @@ impl Sent {
 
 /// The `_meta` key of a 2026-07-28 notification that names the `subscriptions/listen` request
 /// it is sent for.
-const SUBSCRIPTION_ID_KEY: &str = "io.modelcontextprotocol/subscriptionId";
-
-/// A body whose requests' ids the proxy replaced with ids of its own: the stateless requests of
-/// many clients share one server behind `--listen -- SERVER`, and so one id space (and one
-/// space of progress tokens).
-#[derive(Debug)]
-pub(crate) struct Renumbered {
-    pub(crate) body: Vec<u8>,
-    replaced: Vec<Replaced>,
-}
-
-/// What the proxy replaced in one request, as its client wrote it (exact JSON), and the number
-/// it wrote in its place: for the id, and for the progress token when the request has one.
-#[derive(Debug, Clone)]
-pub(crate) struct Replaced {
-    pub(crate) new: String,
-    pub(crate) id: String,
-    pub(crate) token: Option<String>,
-}
-
-impl Renumbered {
-    /// `body` with the id of each request in it (a message with a `method` and an `id` that is
-    /// a string or an integer) replaced by a number `next` gives, and the request's progress
-    /// token (`params._meta.progressToken`) by the same number; `None` when it holds none.
-    pub(crate) fn new(body: &[u8], mut next: impl FnMut() -> u64) -> Option<Renumbered> {
-        let text = std::str::from_utf8(body).ok()?;
-        let raw: &RawValue = serde_json::from_str(text).ok()?;
-        let messages = if raw.get().starts_with('[') {
-            elements(raw)?
-        } else {
-            vec![raw]
-        };
-        let mut parts = Vec::new();
-        let mut replaced = Vec::new();
-        for message in messages {
-            let Some(members) = Members::of(message) else {
-                continue;
-            };
-            let id = members.one("id").ok().flatten();
-            // An id the session refuses (no integer, say) is left for it to refuse.
-            let renumbers = |id: &&RawValue| {
-                id.get() != "null"
-                    && members.string("method").is_some()
-                    && crate::ids::request_keys(id).is_ok()
-            };
-            let Some(id) = id.filter(renumbers) else {
-                continue;
-            };
-            let new = next().to_string();
-            let token = meta_of(&members, "params")
-                .and_then(|meta| meta.one("progressToken").ok()?)
-                .filter(|token| token.get() != "null");
-            parts.push((id, new.clone()));
-            parts.extend(token.map(|token| (token, new.clone())));
-            replaced.push(Replaced {
-                new,
-                id: id.get().to_owned(),
-                token: token.map(|token| token.get().to_owned()),
-            });
-        }
-        if replaced.is_empty() {
-            return None;
-        }
-        Some(Renumbered {
-            body: spliced(text, parts),
-            replaced,
-        })
-    }
-
-    /// What the proxy replaced in the request it gave the id `new`.
-    pub(crate) fn replaced(&self, new: &str) -> Option<&Replaced> {
-        self.replaced.iter().find(|replaced| replaced.new == new)
-    }
-}
+pub(crate) const SUBSCRIPTION_ID_KEY: &str = "io.modelcontextprotocol/subscriptionId";
 
 /// `message` with the request id it carries replaced by `id` (exact JSON): an answer's `id`,
 /// and the subscription id a `subscriptions/listen` request's notifications and final result
@@ -178,13 +105,6 @@ pub(crate) fn with_id(message: &[u8], id: &str) -> Option<Vec<u8>> {
         return None;
     }
     Some(spliced(text, parts))
-}
-
-/// The progress token of a `notifications/progress`, as its exact JSON.
-pub(crate) fn progress_token(message: &[u8]) -> Option<String> {
-    memchr::memmem::find(message, b"notifications/progress")?;
-    let raw: &RawValue = serde_json::from_slice(message).ok()?;
-    Some(progress_of(&Members::of(raw)?)?.get().to_owned())
 }
 
 /// A `notifications/progress` with its progress token replaced by `token` (exact JSON).
@@ -210,7 +130,7 @@ fn meta_of<'a>(members: &Members<'a>, key: &str) -> Option<Members<'a>> {
 }
 
 /// `text` with each part, a value read out of it, replaced by the text paired with it.
-fn spliced(text: &str, mut parts: Vec<(&RawValue, String)>) -> Vec<u8> {
+pub(crate) fn spliced(text: &str, mut parts: Vec<(&RawValue, String)>) -> Vec<u8> {
     parts.sort_unstable_by_key(|(part, _)| offset(text, part));
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len() + 16 * parts.len());
@@ -223,15 +143,6 @@ fn spliced(text: &str, mut parts: Vec<(&RawValue, String)>) -> Vec<u8> {
     }
     out.extend_from_slice(&bytes[copied..]);
     out
-}
-
-/// The id of the `subscriptions/listen` request a notification is sent for (its
-/// `params._meta["io.modelcontextprotocol/subscriptionId"]`), as its exact JSON.
-pub(crate) fn subscription_id(message: &[u8]) -> Option<String> {
-    memchr::memmem::find(message, SUBSCRIPTION_ID_KEY.as_bytes())?;
-    let raw: &RawValue = serde_json::from_slice(message).ok()?;
-    let meta = meta_of(&Members::of(raw)?, "params")?;
-    Some(meta.one(SUBSCRIPTION_ID_KEY).ok()??.get().to_owned())
 }
 
 /// Where `part`, a value read out of `text` (and so borrowed from it), starts in it.
@@ -300,56 +211,15 @@ mod tests {
     }
 
     #[test]
-    fn requests_are_renumbered_and_nothing_else_is_touched() {
-        let body = br#"[ {"jsonrpc":"2.0","id":1,"method":"tools/list"}, {"jsonrpc":"2.0","method":"notifications/x","id":null}, {"jsonrpc":"2.0","id":"a","result":{"id":1}}, {"id" : "k\"1", "method":"ping","params":{"id":1}} ]"#;
-        let mut next = 40;
-        let renumbered = Renumbered::new(body, || {
-            next += 1;
-            next
-        })
-        .unwrap();
-        assert_eq!(
-            std::str::from_utf8(&renumbered.body).unwrap(),
-            r#"[ {"jsonrpc":"2.0","id":41,"method":"tools/list"}, {"jsonrpc":"2.0","method":"notifications/x","id":null}, {"jsonrpc":"2.0","id":"a","result":{"id":1}}, {"id" : 42, "method":"ping","params":{"id":1}} ]"#
-        );
-        let original = |new: &str| {
-            renumbered
-                .replaced(new)
-                .map(|replaced| replaced.id.as_str())
-        };
-        assert_eq!(original("41"), Some("1"));
-        assert_eq!(original("42"), Some(r#""k\"1""#));
-        assert_eq!(original("43"), None);
-        let notification = br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
-        assert!(Renumbered::new(notification, || 1).is_none());
-        assert!(Renumbered::new(b"{not json", || 1).is_none());
-    }
-
-    #[test]
-    fn a_progress_token_is_renumbered_with_its_request_and_given_back() {
-        let body = br#"{"jsonrpc":"2.0","params":{"name":"slow","_meta":{"progressToken":"t"}},"id":1,"method":"tools/call"}"#;
-        let renumbered = Renumbered::new(body, || 9).unwrap();
-        assert_eq!(
-            std::str::from_utf8(&renumbered.body).unwrap(),
-            r#"{"jsonrpc":"2.0","params":{"name":"slow","_meta":{"progressToken":9}},"id":9,"method":"tools/call"}"#
-        );
-        let replaced = renumbered.replaced("9").unwrap();
-        assert_eq!(
-            (replaced.id.as_str(), replaced.token.as_deref()),
-            ("1", Some(r#""t""#))
-        );
-        let untokened = Renumbered::new(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#, || 9);
-        assert_eq!(untokened.unwrap().replaced("9").unwrap().token, None);
-
+    fn a_progress_token_is_given_back() {
         let progress = br#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":9,"progress":1}}"#;
-        assert_eq!(progress_token(progress).as_deref(), Some("9"));
         assert_eq!(
             with_progress_token(progress, r#""t""#).unwrap(),
             br#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":1}}"#
         );
         let other =
             br#"{"jsonrpc":"2.0","method":"notifications/message","params":{"progressToken":9}}"#;
-        assert_eq!(progress_token(other), None);
+        assert_eq!(with_progress_token(other, "1"), None);
     }
 
     #[test]
@@ -366,12 +236,10 @@ mod tests {
         );
         assert!(with_id(br#"{"jsonrpc":"2.0","method":"x","id":41}"#, "1").is_none());
         let update = br#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":41}}}"#;
-        assert_eq!(subscription_id(update).as_deref(), Some("41"));
         assert_eq!(
             with_id(update, "7").unwrap(),
             br#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":7}}}"#
         );
-        assert!(subscription_id(answer).is_none());
     }
 
     #[test]

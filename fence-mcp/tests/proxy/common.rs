@@ -306,3 +306,25 @@ pub(crate) fn gone_within(pid: u32, patience: Duration) -> bool {
     }
     true
 }
+
+/// The processes whose parent is `pid` (zombies aside).
+#[cfg(target_os = "linux")]
+pub(crate) fn children_of(pid: u32) -> Vec<u32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(each) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{each}/stat")) else {
+            continue;
+        };
+        let Some((_, rest)) = stat.rsplit_once(')') else {
+            continue;
+        };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        if fields.first() != Some(&"Z") && fields.get(1) == Some(&pid.to_string().as_str()) {
+            found.push(each);
+        }
+    }
+    found
+}

@@ -1,7 +1,7 @@
 // Drives a Streamable HTTP MCP server with the official TypeScript SDK's client, and prints what
 // it handed back.
 //
-//     node http_driver.mjs URL
+//     node http_driver.mjs URL [--keep-session]
 //
 // The SDK is loaded from the folder scripts/sdk-setup.sh installs it in (`$FENCE_SDK_DIR/node`,
 // by default `target/sdk-clients/node`). It connects with the SDK's
@@ -11,6 +11,8 @@
 // info and instructions as the SDK kept them), `tools/list`, and each tool's result, or
 // `{"error": {"type": …, "message": …, "code": …, "data": …}}`. Every request waits at most
 // TIMEOUT_MS. `logged` holds every error the SDK passed to `Client.onerror`, as `String(error)`.
+// With `--keep-session` it closes the client without ending the session (no DELETE), as clients
+// that never call `terminateSession` do.
 
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -68,7 +70,9 @@ async function main() {
             report[tool] = failure(err);
         }
     }
-    await transport.terminateSession().catch(() => {});
+    if (!process.argv.includes('--keep-session')) {
+        await transport.terminateSession().catch(() => {});
+    }
     await client.close();
     process.stdout.write(JSON.stringify(report) + '\n');
 }

@@ -40,8 +40,11 @@
 //! forging markers, and a `requestState` to echo; its final text once the client answered),
 //! `sample` (before 2026-07-28, the same sampling request as a request of the server's own);
 //! `poke` (each subscription listening sends a `notifications/resources/updated` for each of
-//! its URIs again); these three are answered but not listed, so the lists the pin's tests
-//! count stay as they are.
+//! its URIs again); `flood` (`count` log notifications of `bytes` bytes of `x`, then a small
+//! result: a server whose output outruns a client that does not read); `progress_as` (one
+//! `notifications/progress` with the `token` it is given, whatever request that names);
+//! `request_id` (the JSON-RPC id of its request, as the server received it); these seven are
+//! answered but not listed, so the lists the pin's tests count stay as they are.
 //!
 //! The prompt `ask` and the resource `file:///ask` answer as the tool `ask` does, and a
 //! `subscriptions/listen` (2026-07-28) is accepted as asked: the server sends

@@ -358,6 +358,58 @@ impl Server {
         Ok(text(pids.trim_end()))
     }
 
+    /// A log notification of `bytes` bytes, then a small result.
+    async fn notify_big(
+        params: &CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> CallToolResponse {
+        let bytes = arg(params, "bytes")
+            .and_then(Value::as_u64)
+            .unwrap_or(1 << 20);
+        let _ = context
+            .peer
+            .notify_logging_message(from_json(json!({
+                "level": "info", "data": &*big_text(usize::try_from(bytes).unwrap())
+            })))
+            .await;
+        text("notified")
+    }
+
+    /// `count` log notifications of `bytes` bytes of `x`, then a small result.
+    async fn flood(
+        params: &CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> CallToolResponse {
+        let count = arg(params, "count").and_then(Value::as_u64).unwrap_or(1);
+        let bytes = arg(params, "bytes")
+            .and_then(Value::as_u64)
+            .unwrap_or(1 << 10);
+        let data = "x".repeat(usize::try_from(bytes).unwrap());
+        for _ in 0..count {
+            let logged = json!({ "level": "info", "data": &data });
+            if context
+                .peer
+                .notify_logging_message(from_json(logged))
+                .await
+                .is_err()
+            {
+                break;
+            }
+        }
+        text(format!("flooded {count}"))
+    }
+
+    /// One `notifications/progress` with the `token` it is given, whatever it names.
+    async fn progress_as(
+        params: &CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> CallToolResponse {
+        let token = arg(params, "token").cloned().unwrap_or(Value::Null);
+        let progress = json!({ "progressToken": token, "progress": 1, "message": "whose?" });
+        let _ = context.peer.notify_progress(from_json(progress)).await;
+        text("sent")
+    }
+
     pub(crate) async fn call(
         &self,
         params: CallToolRequestParams,
@@ -420,16 +472,7 @@ impl Server {
                 let bytes = arg(&params, "bytes").and_then(Value::as_u64).unwrap_or(1 << 20);
                 Ok(text(&*big_text(usize::try_from(bytes).unwrap())))
             }
-            "notify_big" => {
-                let bytes = arg(&params, "bytes").and_then(Value::as_u64).unwrap_or(1 << 20);
-                let _ = context
-                    .peer
-                    .notify_logging_message(from_json(json!({
-                        "level": "info", "data": &*big_text(usize::try_from(bytes).unwrap())
-                    })))
-                    .await;
-                Ok(text("notified"))
-            }
+            "notify_big" => Ok(Server::notify_big(&params, &context).await),
             "pid" => Ok(text(std::process::id().to_string())),
             "stderr" => {
                 eprintln!("{}", arg(&params, "text").and_then(Value::as_str).unwrap_or_default());
@@ -447,6 +490,9 @@ impl Server {
             "ask" => Ok(ask_answer(params.input_responses.as_ref(), params.request_state.as_deref())?
                 .map_or_else(|| ask_first().into(), text)),
             "sample" => Server::sample(&context).await,
+            "flood" => Ok(Server::flood(&params, &context).await),
+            "progress_as" => Ok(Server::progress_as(&params, &context).await),
+            "request_id" => Ok(text(serde_json::to_string(&context.id).unwrap())),
             "poke" => {
                 let mut listening = self.shared.listening.lock().unwrap();
                 listening.retain(|poke| poke.send(()).is_ok());

@@ -26,14 +26,10 @@ pub(crate) fn full(bytes: impl Into<Bytes>) -> Body {
         .boxed_unsync()
 }
 
-/// A body written as it comes, each piece sent to the client as soon as it is given; it ends
-/// when the sender is dropped. The sender's `send` fails once the client has gone.
-pub(crate) fn streamed() -> (mpsc::Sender<Bytes>, Body) {
-    streamed_after(Vec::new())
-}
-
-/// A body of `first`, then what [`streamed`]'s sender gives. The pieces of `first` are there
-/// when the body is first read, so they leave with the response's head, in one write.
+/// A body of `first`, then what the sender gives, each piece sent to the client as soon as it
+/// is given; it ends when the sender is dropped, and the sender's `send` fails once the client
+/// has gone. The pieces of `first` are there when the body is first read, so they leave with
+/// the response's head, in one write.
 pub(crate) fn streamed_after(first: Vec<Bytes>) -> (mpsc::Sender<Bytes>, Body) {
     let (sender, receiver) = mpsc::channel::<Bytes>(32);
     let rest = futures_util::stream::unfold(receiver, |mut receiver| async move {

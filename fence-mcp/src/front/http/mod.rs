@@ -21,7 +21,7 @@ pub(crate) mod body;
 mod guard;
 
 pub(crate) use body::{
-    Body, empty, full, json_response, pieces_body, read_body, refusal, streamed, streamed_after,
+    Body, empty, full, json_response, pieces_body, read_body, refusal, streamed_after,
 };
 pub(crate) use guard::Guard;
 

@@ -296,7 +296,7 @@ async fn listen_server_answers_stateless_requests_with_the_clients_own_ids() {
 }
 
 /// The `_meta` a 2026-07-28 request carries in place of a session.
-fn stateless_meta() -> Value {
+pub(super) fn stateless_meta() -> Value {
     json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {},
@@ -306,7 +306,11 @@ fn stateless_meta() -> Value {
 
 /// A POST to a `--listen` front that takes `accept`, in a session or (with none) as a
 /// 2026-07-28 stateless request.
-fn posting(front: &Listening, session: Option<&str>, accept: &str) -> reqwest::RequestBuilder {
+pub(super) fn posting(
+    front: &Listening,
+    session: Option<&str>,
+    accept: &str,
+) -> reqwest::RequestBuilder {
     let version = if session.is_some() {
         "2025-06-18"
     } else {
@@ -324,7 +328,11 @@ fn posting(front: &Listening, session: Option<&str>, accept: &str) -> reqwest::R
 }
 
 /// POSTs `message` to a `--listen` front that takes JSON or an event stream.
-async fn post_in(front: &Listening, message: &Value, session: Option<&str>) -> reqwest::Response {
+pub(super) async fn post_in(
+    front: &Listening,
+    message: &Value,
+    session: Option<&str>,
+) -> reqwest::Response {
     posting(front, session, "application/json, text/event-stream")
         .body(message.to_string())
         .send()
@@ -333,7 +341,7 @@ async fn post_in(front: &Listening, message: &Value, session: Option<&str>) -> r
 }
 
 /// A call of the test server's `slow` with the progress token `"t"`.
-fn slow_call(id: u64, session: Option<&str>) -> Value {
+pub(super) fn slow_call(id: u64, session: Option<&str>) -> Value {
     let mut meta = if session.is_some() {
         json!({})
     } else {
@@ -348,7 +356,7 @@ fn slow_call(id: u64, session: Option<&str>) -> Value {
 
 /// Adds the next chunk of a streamed response to `text`; `what` is what was awaited, should the
 /// stream end or stall.
-async fn read_more(what: &str, response: &mut reqwest::Response, text: &mut String) {
+pub(super) async fn read_more(what: &str, response: &mut reqwest::Response, text: &mut String) {
     let chunk = tokio::time::timeout(PATIENCE, response.chunk())
         .await
         .unwrap_or_else(|_| panic!("{what}: {text}"))
@@ -359,7 +367,7 @@ async fn read_more(what: &str, response: &mut reqwest::Response, text: &mut Stri
 
 /// Reads a `slow` call's event stream until its two progress notifications, which must carry
 /// the token `"t"` the client chose.
-async fn read_progress(which: &str, response: &mut reqwest::Response) {
+pub(super) async fn read_progress(which: &str, response: &mut reqwest::Response) {
     let mut text = String::new();
     let progress = loop {
         let progress: Vec<Value> = text
@@ -391,7 +399,11 @@ async fn read_progress(which: &str, response: &mut reqwest::Response) {
 
 /// The `notifications/cancelled` lines the test server has received, once there are `count`
 /// of them (or, after a while, however many there are).
-async fn cancellations(front: &Listening, session: Option<&str>, count: usize) -> Vec<Value> {
+pub(super) async fn cancellations(
+    front: &Listening,
+    session: Option<&str>,
+    count: usize,
+) -> Vec<Value> {
     let deadline = Instant::now() + Duration::from_secs(2);
     loop {
         let mut call = call(99, "received");

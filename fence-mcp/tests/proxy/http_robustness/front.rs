@@ -2,6 +2,8 @@
 
 #[allow(clippy::wildcard_imports)]
 use super::*;
+#[cfg(target_os = "linux")]
+use crate::common::children_of;
 
 // ---------------------------------------------------------------------------------------------
 // The front's own safety.
@@ -124,27 +126,6 @@ async fn listen_refuses_foreign_hosts_and_origins_and_oversized_bodies() {
 
 // ---------------------------------------------------------------------------------------------
 // The child shape's sessions.
-
-/// The processes whose parent is `pid`.
-pub(super) fn children_of(pid: u32) -> Vec<u32> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(each) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{each}/stat")) else {
-            continue;
-        };
-        let Some((_, rest)) = stat.rsplit_once(')') else {
-            continue;
-        };
-        let fields: Vec<&str> = rest.split_whitespace().collect();
-        if fields.first() != Some(&"Z") && fields.get(1) == Some(&pid.to_string().as_str()) {
-            found.push(each);
-        }
-    }
-    found
-}
 
 pub(super) async fn child_session(front: &Listening) -> String {
     let response = post(&front.url, &initialize(0), None).await;

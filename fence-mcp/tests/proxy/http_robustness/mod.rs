@@ -550,6 +550,7 @@ async fn listen_initialize(front: &Listening) -> Option<String> {
     session
 }
 
+mod child;
 mod eras;
 mod failures;
 mod front;

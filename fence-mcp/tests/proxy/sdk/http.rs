@@ -58,10 +58,16 @@ pub(crate) fn python_http_driver(url: &str) -> Value {
 /// report, of [`python_http_driver`]'s shape (its `initialize` holds what the SDK kept of the
 /// server's answer, and `logged` what it reported as errors).
 pub(crate) fn ts_http_driver(url: &str) -> Value {
+    ts_http_driver_with(url, &[])
+}
+
+/// [`ts_http_driver`] with the driver's own `flags` (`--keep-session`: no DELETE at the end).
+pub(crate) fn ts_http_driver_with(url: &str, flags: &[&str]) -> Value {
     let mut command = Command::new("node");
     command
         .arg(here().join("http_driver.mjs"))
         .arg(url)
+        .args(flags)
         .env("FENCE_SDK_DIR", crate::sdk::sdk_dir());
     http_driver("http_driver.mjs", command, url)
 }

@@ -26,6 +26,7 @@ use crate::listening::{Announced, spawn_announcing};
 use crate::oracle::assert_fenced_run;
 use crate::sdk::http::{
     KillOnDrop, PATIENCE, python_http_driver, python_http_server, ts_http_driver,
+    ts_http_driver_with,
 };
 use crate::sdk::{fence, installed, live, test_server};
 
@@ -281,4 +282,44 @@ fn typescript_client_through_listen_to_a_stdio_server() {
             assert!(vendor.is_some(), "the stdio server's vendor field arrives");
         },
     );
+}
+
+/// The TypeScript client never ends its session when it closes (no DELETE), as a conformance
+/// run showed (32 server processes left, 2.3 GiB). Behind `--listen -- SERVER`, each of five
+/// runs of it is served, no more than `--max-sessions` processes ever run, and once the
+/// sessions have idled for `--session-idle`, every process is ended: none is left.
+#[cfg(target_os = "linux")]
+#[test]
+fn typescript_clients_that_never_delete_their_sessions_leave_no_process() {
+    if !installed() {
+        return;
+    }
+    let args: [&std::ffi::OsStr; 6] = [
+        "--session-idle".as_ref(),
+        "1".as_ref(),
+        "--max-sessions".as_ref(),
+        "8".as_ref(),
+        "--".as_ref(),
+        test_server().as_os_str(),
+    ];
+    let (proxy, url) = listen(&args);
+    let pid = proxy.id();
+    for run in 0..5 {
+        let report = ts_http_driver_with(&url, &["--keep-session"]);
+        assert!(
+            report["tools/list"]["tools"].is_array(),
+            "run {run}: {report}"
+        );
+        let running = crate::common::children_of(pid).len();
+        assert!((1..=8).contains(&running), "run {run}: {running} processes");
+    }
+    let deadline = std::time::Instant::now() + PATIENCE;
+    while !crate::common::children_of(pid).is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "left running: {:?}",
+            crate::common::children_of(pid)
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
 }

@@ -1,0 +1,432 @@
+//! One server process behind `--listen -- SERVER` and its session: the POSTs and the GET
+//! stream of its client (or, for the stateless server, of every stateless client), the thread
+//! that reads its output and routes each message, and its end.
+
+use std::io::BufReader;
+use std::process::{Child, ChildStdin, ChildStdout};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http::{HeaderValue, Response, StatusCode};
+use http_body_util::{BodyExt, StreamBody};
+use hyper::body::Frame;
+
+use super::queue::{Receiver, Routed, Unsent, queue};
+use super::routes::{Heading, Hop, Next, Route, Routes, answer_id};
+use super::stateless::{Renumbered, fresh_id};
+use crate::engine::{Deliver, Engine, collected, deliver, report};
+use crate::front::http::body::BodyError;
+use crate::front::http::{Body, empty, json_response};
+use crate::json::elements;
+use crate::lines::{Sink, next_outcome};
+use crate::options::ChildServer;
+use crate::session::{Session, Side};
+use crate::upstream::child::{self, Stage};
+use crate::upstream::reaper::Reaper;
+use crate::wire::message::{Sent, with_id};
+use crate::wire::sse::message_event;
+use crate::wire::{EVENT_STREAM, joined};
+
+/// How long the stateless server's output waits for one client to read: that server is every
+/// stateless client's, and a client that does not read would hold up the others' answers.
+pub(crate) const STALL: Duration = Duration::from_secs(10);
+
+/// One server process and its session.
+pub(super) struct Server {
+    session: Session,
+    input: Arc<Sink<ChildStdin>>,
+    process: Mutex<Child>,
+    reaper: Arc<Mutex<Option<Reaper>>>,
+    routes: Mutex<Routes>,
+    /// When a request last named the session, or a client last waited on one of its
+    /// responses.
+    used: Mutex<Instant>,
+    /// The stateless era's server: its requests (of many clients, each counting its ids from
+    /// the start) get ids of its own, and a client closing a request's stream, or its
+    /// connection, cancels the request.
+    stateless: bool,
+}
+
+impl Server {
+    /// Starts a server process for a new session (`stateless`: for the stateless requests of
+    /// every client), and the thread that reads its output, taking messages of up to `limit`
+    /// bytes.
+    pub(super) fn start(
+        engine: &Engine,
+        server: &ChildServer,
+        reaper: &Arc<Mutex<Option<Reaper>>>,
+        stateless: bool,
+        limit: usize,
+    ) -> Result<Arc<Server>, String> {
+        let started = {
+            let reaping = reaper.lock().unwrap_or_else(PoisonError::into_inner);
+            let Some(reaping) = reaping.as_ref() else {
+                return Err("the proxy is stopping".to_owned());
+            };
+            child::start(server, reaping)
+        };
+        let started = started.map_err(|err| child::cannot_start(server, &err).0)?;
+        let output = started.output;
+        let server = Arc::new(Server {
+            session: if stateless {
+                engine.shared_session()
+            } else {
+                engine.session()
+            },
+            input: Arc::new(Sink::new(started.input)),
+            process: Mutex::new(started.child),
+            reaper: reaper.clone(),
+            routes: Mutex::new(Routes::new(stateless)),
+            used: Mutex::new(Instant::now()),
+            stateless,
+        });
+        let reading = server.clone();
+        thread::spawn(move || reading.read(output, limit));
+        Ok(server)
+    }
+
+    /// The routes of the server's messages; never held while a message is sent.
+    fn routes(&self) -> MutexGuard<'_, Routes> {
+        self.routes.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The session, whose voice the proxy speaks of it with.
+    pub(super) fn session(&self) -> &Session {
+        &self.session
+    }
+
+    /// Whether the server has closed its output (it exited, or crashed).
+    pub(super) fn gone(&self) -> bool {
+        self.routes().gone
+    }
+
+    /// A request names the session now.
+    pub(super) fn touch(&self) {
+        *self.used.lock().unwrap_or_else(PoisonError::into_inner) = Instant::now();
+    }
+
+    /// Whether, at `now`, the session has had no request and no client waiting on any of its
+    /// responses for `idle`.
+    pub(super) fn idle(&self, idle: Duration, now: Instant) -> bool {
+        let open = self.routes().open();
+        let mut used = self.used.lock().unwrap_or_else(PoisonError::into_inner);
+        if open {
+            *used = now;
+        }
+        now.saturating_duration_since(*used) >= idle
+    }
+
+    /// One POST's body: through the session, to the server; its answers on the response (an
+    /// event stream when `streams`, else JSON).
+    pub(super) async fn post(&self, body: &[u8], streams: bool) -> Response<Body> {
+        let renumbered = self.stateless.then(|| Renumbered::new(body, fresh_id));
+        let mut first = Vec::new();
+        let body = match &renumbered {
+            Some(renumbered) => {
+                for note in &renumbered.notes {
+                    report(&self.session, note);
+                }
+                first.extend(renumbered.refused.iter().cloned());
+                renumbered.body.as_deref()
+            }
+            None => Some(body),
+        };
+        let original = |id: &str| renumbered.as_ref()?.replaced(id).cloned();
+        // The proxy's own answers, to the clients' ids.
+        let restored = |message: Vec<u8>| {
+            answer_id(&message)
+                .and_then(|id| original(&id))
+                .and_then(|original| with_id(&message, &original.id))
+                .unwrap_or(message)
+        };
+        let mut replies = Vec::new();
+        let mut onward = None;
+        if let Some(body) = body {
+            let outcome = self.session.client_line(body);
+            let on = collected(&self.session, outcome, body, |reply| replies.push(reply));
+            onward = (!on.is_empty()).then(|| joined(on));
+        }
+        let sent = onward.as_deref().map(Sent::read).unwrap_or_default();
+        let (answers, answered) = queue();
+        {
+            let mut routes = self.routes();
+            for id in &sent.requests {
+                let route = Route {
+                    sender: answers.clone(),
+                    stream: streams,
+                    original: original(id.get()),
+                };
+                routes.waiting.insert(id.get().to_owned(), route);
+            }
+        }
+        drop(answers);
+        first.extend(replies.into_iter().map(restored));
+        if let Some(message) = onward.as_mut() {
+            if !self.input.send(message) {
+                let why = format!(
+                    "{} has exited; the session is over: initialize a new one",
+                    self.session.name()
+                );
+                first.extend(
+                    sent.requests
+                        .iter()
+                        .filter_map(|id| self.session.abandon(id, &why))
+                        .map(restored),
+                );
+                self.routes()
+                    .waiting
+                    .retain(|_, route| !route.sender.is_closed());
+            }
+        }
+        if sent.requests.is_empty() && first.is_empty() {
+            return empty(StatusCode::ACCEPTED);
+        }
+        let cancels = self.stateless.then(|| self.input.clone());
+        let unanswered = sent.requests.iter().map(|id| id.get().to_owned());
+        if !streams {
+            let mut waiting = Waiting {
+                unanswered: unanswered.collect(),
+                cancels: cancels.map(|input| (input, "the client closed its connection")),
+            };
+            let mut answered = answered;
+            let mut messages = first;
+            while !waiting.unanswered.is_empty() {
+                let Some(routed) = answered.recv().await else {
+                    break;
+                };
+                waiting.answered(routed.answers.as_deref());
+                messages.push(routed.message);
+            }
+            return json_response(StatusCode::OK, joined(messages));
+        }
+        let waiting = Waiting {
+            unanswered: unanswered.collect(),
+            cancels: cancels.map(|input| (input, "the client closed its stream")),
+        };
+        event_stream(first, answered, Some(waiting))
+    }
+
+    /// The session's GET stream: the server's own messages, from the backlog on. A second GET
+    /// stream takes the place of the first, which ends.
+    pub(super) fn listen(&self) -> Response<Body> {
+        let (sender, received) = queue();
+        let backlog = {
+            let mut routes = self.routes();
+            if let Some(before) = routes.listener.replace(sender) {
+                before.close();
+            }
+            routes.take_backlog()
+        };
+        event_stream(backlog, received, None)
+    }
+
+    /// Reads the server's output until it ends, routing each message.
+    fn read(&self, output: ChildStdout, limit: usize) {
+        let mut reader = BufReader::with_capacity(1 << 16, output);
+        let mut line = Vec::new();
+        while let Some(outcome) =
+            next_outcome(&self.session, limit, Side::Upstream, &mut reader, &mut line)
+        {
+            let mut to = Routing {
+                server: self,
+                line: &line,
+            };
+            deliver(&self.session, outcome, &mut to);
+        }
+        for error in self.session.upstream_gone() {
+            self.route(error);
+        }
+        let mut routes = self.routes();
+        routes.gone = true;
+        routes.waiting.clear();
+        routes.listener = None;
+    }
+
+    /// Sends the server's message, or each of a batch of them, to where it belongs.
+    fn route(&self, message: Vec<u8>) {
+        let batch = message
+            .iter()
+            .find(|byte| !byte.is_ascii_whitespace())
+            .is_some_and(|byte| *byte == b'[');
+        if !batch {
+            return self.route_one(message);
+        }
+        let each: Vec<Vec<u8>> = std::str::from_utf8(&message)
+            .ok()
+            .and_then(|text| serde_json::from_str::<&serde_json::value::RawValue>(text).ok())
+            .and_then(elements)
+            .map(|all| {
+                all.iter()
+                    .map(|one| one.get().as_bytes().to_vec())
+                    .collect()
+            })
+            .unwrap_or_default();
+        for one in each {
+            self.route_one(one);
+        }
+    }
+
+    /// Sends one message of the server's to where it belongs, waiting while that response's
+    /// queue is full (never with the routes held): on the stateless server, which every
+    /// stateless client shares, for [`STALL`] at most, then that response is closed.
+    fn route_one(&self, mut message: Vec<u8>) {
+        let heading = Heading::read(&message);
+        let patience = self.stateless.then_some(STALL);
+        let mut hop = Hop::Answer;
+        loop {
+            let next = self.routes().next(&mut hop, &heading, message);
+            match next {
+                Next::To(sender, routed, last) => match sender.send(routed, patience) {
+                    Ok(()) => return,
+                    Err(unsent) => {
+                        if matches!(unsent, Unsent::Stalled(_)) {
+                            report(
+                                &self.session,
+                                &format!(
+                                    "closed a stateless client's response that read nothing for \
+                                     {} s while the server every stateless client shares waited \
+                                     on it",
+                                    STALL.as_secs()
+                                ),
+                            );
+                        }
+                        if last {
+                            return;
+                        }
+                        message = unsent.message();
+                    }
+                },
+                Next::Done => return,
+                Next::Dropped(why) => {
+                    report(&self.session, &why);
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Ends the server: its responses closed, its input closed, then SIGTERM and SIGKILL to its
+    /// process group, each after `grace`; it is reaped.
+    pub(super) fn end(&self, grace: Duration) {
+        self.routes().close_all();
+        self.input.close();
+        let mut process = self.process.lock().unwrap_or_else(PoisonError::into_inner);
+        let wait = |poll| {
+            thread::sleep(poll);
+            false
+        };
+        child::end(&mut process, grace, Stage::Wait, wait, |note| {
+            report(&self.session, note);
+        });
+        let reaper = self.reaper.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(reaper) = reaper.as_ref() {
+            reaper.forget(process.id());
+        }
+    }
+}
+
+/// The requests of one POST still waiting for their answers. On the stateless server, those
+/// its client stops waiting for (it closes the stream, or the connection, before they are
+/// answered) are cancelled when it is dropped: in 2026-07-28 closing the stream is the
+/// cancellation.
+struct Waiting {
+    /// Their ids, as the server knows them.
+    unanswered: Vec<String>,
+    /// The server's input, and the reason a cancellation gives; `None` in a session.
+    cancels: Option<(Arc<Sink<ChildStdin>>, &'static str)>,
+}
+
+impl Waiting {
+    /// A message of the server's came for the POST: the request `id` it answers, if any, is
+    /// answered.
+    fn answered(&mut self, id: Option<&str>) {
+        if let Some(id) = id {
+            self.unanswered.retain(|waiting| waiting != id);
+        }
+    }
+}
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        let Some((input, reason)) = &self.cancels else {
+            return;
+        };
+        for id in &self.unanswered {
+            let mut cancel = format!(
+                r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{id},"reason":"{reason}"}}}}"#
+            )
+            .into_bytes();
+            input.send(&mut cancel);
+        }
+    }
+}
+
+/// An event stream: the events of `first`, then of each message `received` gives, until it
+/// ends or, for a POST's answers (`waiting`), every request is answered. The client's going
+/// drops the stream, which closes the queue (the server's messages for it go elsewhere, or
+/// nowhere) and cancels what `waiting` still waits for.
+fn event_stream(
+    first: Vec<Vec<u8>>,
+    received: Receiver,
+    waiting: Option<Waiting>,
+) -> Response<Body> {
+    let event =
+        |message: &[u8]| Ok::<_, BodyError>(Frame::data(Bytes::from(message_event(message))));
+    let first = futures_util::stream::iter(
+        first
+            .into_iter()
+            .map(move |message| event(&message))
+            .collect::<Vec<_>>(),
+    );
+    let rest = futures_util::stream::unfold(
+        (received, waiting),
+        move |(mut received, mut waiting)| async move {
+            if waiting
+                .as_ref()
+                .is_some_and(|waiting| waiting.unanswered.is_empty())
+            {
+                return None;
+            }
+            let routed: Routed = received.recv().await?;
+            if let Some(waiting) = waiting.as_mut() {
+                waiting.answered(routed.answers.as_deref());
+            }
+            Some((event(&routed.message), (received, waiting)))
+        },
+    );
+    let stream = futures_util::StreamExt::chain(first, rest);
+    let mut response = Response::new(StreamBody::new(stream).boxed_unsync());
+    response.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        HeaderValue::from_static(EVENT_STREAM),
+    );
+    response.headers_mut().insert(
+        http::header::CACHE_CONTROL,
+        HeaderValue::from_static("no-cache"),
+    );
+    response
+}
+
+/// Where the outcome of one of the server's lines goes: on to its stream, back to the server.
+struct Routing<'a> {
+    server: &'a Server,
+    line: &'a [u8],
+}
+
+impl Deliver for Routing<'_> {
+    fn as_it_came(&mut self) -> bool {
+        self.server.route(self.line.to_vec());
+        true
+    }
+
+    fn onward(&mut self, message: Vec<u8>) -> bool {
+        self.server.route(message);
+        true
+    }
+
+    fn back(&mut self, mut message: Vec<u8>) {
+        self.server.input.send(&mut message);
+    }
+}
