@@ -76,7 +76,10 @@ pub(super) fn fenced_tool_output(tool: &str, result: &CallToolResult) -> ToolOut
 fn output(source: &Source, result: &CallToolResult, unwrap: bool) -> ToolOutput {
     let text = |text: &str| -> String {
         if unwrap {
-            if let Some(block) = parse(text).ok().filter(|block| block.source() == source.as_str()) {
+            if let Some(block) = parse(text)
+                .ok()
+                .filter(|block| block.source() == source.as_str())
+            {
                 return block.content().to_owned();
             }
         }

@@ -94,7 +94,8 @@ impl<T: Transport<RoleClient>> FencedTransport<T> {
             Ok(json) => json,
             Err(error) => {
                 let why = format!("it does not serialise as JSON ({error})");
-                self.ready.extend(withheld(&self.session, answered(&message), &why));
+                self.ready
+                    .extend(withheld(&self.session, answered(&message), &why));
                 return;
             }
         };
@@ -195,7 +196,10 @@ fn answered(message: &ServerJsonRpcMessage) -> Option<RequestId> {
 /// A message of the server's that the table cannot pass (`why`): reported; the request it
 /// answers, if any, gets an error in its place.
 fn withheld(session: &Session, id: Option<RequestId>, why: &str) -> Option<ServerJsonRpcMessage> {
-    report(session, &format!("withheld a message from the server: {why}"));
+    report(
+        session,
+        &format!("withheld a message from the server: {why}"),
+    );
     id.map(|id| {
         let message = format!("fence mcp: withheld the answer of the server: {why}");
         ServerJsonRpcMessage::error(ErrorData::internal_error(message, None), Some(id))
@@ -205,7 +209,10 @@ fn withheld(session: &Session, id: Option<RequestId>, why: &str) -> Option<Serve
 /// A message of the client's that cannot be sent through the table (`why`): reported; the
 /// client gets an error for it when it is a request.
 fn refused(session: &Session, id: Option<RequestId>, why: &str) -> Option<ServerJsonRpcMessage> {
-    report(session, &format!("refused a message from the client: {why}"));
+    report(
+        session,
+        &format!("refused a message from the client: {why}"),
+    );
     id.map(|id| {
         let message = format!("fence mcp: the request cannot be sent: {why}");
         ServerJsonRpcMessage::error(ErrorData::internal_error(message, None), Some(id))
@@ -279,7 +286,8 @@ impl ToServer<'_> {
     fn on(&mut self, message: ClientJsonRpcMessage) {
         if self.onward.is_some() {
             let why = "the proxy would send two messages for it, and a transport sends one";
-            self.back.extend(refused(self.session, self.id.clone(), why));
+            self.back
+                .extend(refused(self.session, self.id.clone(), why));
             return;
         }
         self.onward = Some(message);
@@ -298,8 +306,10 @@ impl Deliver for ToServer<'_> {
         match serde_json::from_slice(&message) {
             Ok(message) => self.on(message),
             Err(error) => {
-                let why = format!("as the proxy passes it on, it no longer reads as rmcp's ({error})");
-                self.back.extend(refused(self.session, self.id.clone(), &why));
+                let why =
+                    format!("as the proxy passes it on, it no longer reads as rmcp's ({error})");
+                self.back
+                    .extend(refused(self.session, self.id.clone(), &why));
             }
         }
         true
