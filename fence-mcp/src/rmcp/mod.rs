@@ -29,6 +29,8 @@
 // rmcp transport, `client.rs` serves a client over it.
 mod client;
 mod result;
+#[cfg(test)]
+mod tests;
 mod transport;
 
 pub use client::FencedClient;

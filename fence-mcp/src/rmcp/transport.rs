@@ -316,8 +316,6 @@ impl Deliver for ToServer<'_> {
     }
 
     fn back(&mut self, message: Vec<u8>) {
-        if let Ok(message) = serde_json::from_slice(&message) {
-            self.back.push(message);
-        }
+        self.back.extend(for_client(self.session, &message));
     }
 }
