@@ -322,7 +322,7 @@ const HOSTILE: [&str; 17] = [
     "task-id-marker",
 ];
 
-/// The scenarios whose answer rmcp's transport cannot read (a lone surrogate, which serde_json
+/// The scenarios whose answer rmcp's transport cannot read (a lone surrogate, which `serde_json`
 /// refuses): it drops the line before the table sees it, so the call is answered only when the
 /// server exits.
 const UNREADABLE_TO_RMCP: [&str; 2] = ["surrogate-structured", "surrogate-error"];
@@ -355,7 +355,7 @@ async fn hostile_call(scenario: &str) -> (Value, Value) {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_hostile_servers_raw_lines_reach_a_fenced_client_as_the_proxy_passes_them() {
     for scenario in HOSTILE.iter().chain(&UNREADABLE_TO_RMCP) {
-        let (got, expected) = hostile_call(scenario).await;
+        let (got, expected) = Box::pin(hostile_call(scenario)).await;
         let loose = loose_markers(scenario, &got);
         assert!(loose.is_empty(), "{loose:#?}");
         if UNREADABLE_TO_RMCP.contains(scenario) {
