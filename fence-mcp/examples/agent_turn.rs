@@ -15,7 +15,6 @@ use std::error::Error;
 
 use async_openai::types::chat::{ChatCompletionRequestMessage, CreateChatCompletionRequest};
 use fence_mcp::rmcp::FencedClient;
-use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::transport::TokioChildProcess;
 use serde_json::{Value, json};
@@ -59,7 +58,7 @@ async fn main() -> Result<(), Box<dyn Error>> {
     let server = args.next().ok_or("usage: agent_turn SERVER [ARGS…]")?;
     let mut command = tokio::process::Command::new(server);
     command.args(args);
-    let client = FencedClient::new(().serve(TokioChildProcess::new(command)?).await?);
+    let client = FencedClient::serve((), TokioChildProcess::new(command)?).await?;
 
     let mut messages = conversation()?;
     for (id, tool, arguments) in calls() {

@@ -48,8 +48,10 @@
 //! [`HttpFront::with_session_idle`].
 //!
 //! A program that calls MCP servers itself fences each result it receives with
-//! [`fence_tool_result`], by the table's `tools/call` rows; with the `rmcp` feature,
-//! [`rmcp::FencedClient`] fences what an rmcp client receives.
+//! [`fence_tool_result`], by the table's `tools/call` rows. With the `rmcp` feature,
+//! [`rmcp::FencedClient`] is an rmcp client with the proxy's session inside its transport: every
+//! message the server sends passes this whole table, by the proxy's own code, before rmcp reads
+//! it.
 //!
 //! # More
 //!

@@ -6,6 +6,8 @@
 mod agent_turn;
 mod client;
 mod common;
+#[cfg(feature = "rmcp")]
+mod fenced_client;
 mod http_direct;
 mod http_eras;
 mod http_proxied;
