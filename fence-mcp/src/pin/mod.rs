@@ -206,6 +206,7 @@ impl PinFile {
 
     /// The pin of a session many clients share (the stateless server's): each list and each
     /// `initialize` decides anew whether it records or is held to the file.
+    #[cfg(any(feature = "http", test))]
     pub(crate) fn shared_session(self: &Arc<PinFile>) -> Pinning {
         Pinning {
             sticky: false,
