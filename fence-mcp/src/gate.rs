@@ -338,6 +338,12 @@ mod tests {
             ErrorBody::Unreadable(_)
         ));
         let fenced = br#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"<untrusted-content source=tool:x>\nhi\n</untrusted-content>"}]}}"#;
-        assert!(!live(&shown(fenced)));
+        let shown = shown(fenced);
+        assert!(!live(&shown));
+        // What the proxy wrote, all of it, but its markers.
+        let read: serde_json::Value = serde_json::from_slice(&shown).unwrap();
+        assert_eq!(read["id"], 1);
+        let text = read["result"]["content"][0]["text"].as_str().unwrap();
+        assert!(text.starts_with("<!MURMUR-NEUTRALISED!untrusted-content source=tool:x>\nhi\n"));
     }
 }

@@ -675,3 +675,49 @@ async fn listen_url_follows_a_redirect_within_the_upstream_and_withholds_one_els
         elsewhere.seen()
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Several messages for a POST that was no batch.
+
+/// A JSON batch answering a POST that was no batch (a log message beside the answer) reaches a
+/// client that takes an event stream as one, each message an event; one that takes JSON only
+/// gets the answer alone. Never a batch: a client that sent none refuses it (the Python SDK
+/// with an error that quotes it whole).
+#[tokio::test(flavor = "multi_thread")]
+async fn listen_url_never_answers_a_post_that_was_no_batch_with_a_batch() {
+    let hostile = Hostile::start(|seen: &Seen| {
+        if seen.rpc_method() == "tools/call" {
+            let id = seen.message()["id"].clone();
+            let log = json!({
+                "jsonrpc": "2.0", "method": "notifications/message",
+                "params": { "level": "info", "data": "working" },
+            });
+            return json_reply(&json!([log, tool_result(&id, "done")]));
+        }
+        plain(seen)
+    })
+    .await;
+    let front = Listening::start(&["--url", &hostile.url]);
+    let url = format!("http://{}/mcp", front.addr);
+    let response = post(&url, &call(1, "fetch"), None).await;
+    assert_eq!(
+        response.headers()["content-type"].to_str().unwrap(),
+        "text/event-stream"
+    );
+    let got = messages(response).await;
+    assert_eq!(got.len(), 2, "{got:?}");
+    assert_eq!(got[0]["method"], "notifications/message");
+    assert_fenced(&got[1], "fetch");
+    let json_only = client()
+        .post(&url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json")
+        .body(call(2, "fetch").to_string())
+        .send()
+        .await
+        .unwrap();
+    let body: Value = json_only.json().await.unwrap();
+    assert!(body.is_object(), "{body}");
+    assert_eq!(body["id"], 2);
+    assert_fenced(&body, "fetch");
+}
