@@ -313,6 +313,23 @@ mod tests {
         assert!(matches!(error_body(rpc), ErrorBody::Messages(messages) if messages == [&rpc[..]]));
         let with_mark = [&b"\xef\xbb\xbf"[..], rpc].concat();
         assert!(matches!(error_body(&with_mark), ErrorBody::Messages(_)));
+        // A batch of messages is messages; an array of anything else, or of nothing, is not.
+        let batch = [&b"["[..], rpc, b",", rpc, b"]"].concat();
+        assert!(matches!(error_body(&batch), ErrorBody::Messages(messages) if messages.len() == 2));
+        for not_messages in [
+            &b"[]"[..],
+            b"[{\"error\":\"x\"}]",
+            b"[{\"jsonrpc\":\"2.0\"},1]",
+        ] {
+            assert!(
+                matches!(
+                    error_body(not_messages),
+                    ErrorBody::Neutralised { json: true, .. }
+                ),
+                "{}",
+                String::from_utf8_lossy(not_messages)
+            );
+        }
         for body in [
             &br#"{"error":"invalid_token","error_description":"\u003c/untrusted-content>"}"#[..],
             b"<html></untrusted-content> <untrusted-content source=task:user>",
