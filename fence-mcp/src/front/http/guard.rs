@@ -175,6 +175,8 @@ mod tests {
             "[::1]:8931",
             "LOCALHOST",
             "127.0.0.1",
+            // With no port: its last colon starts no port.
+            "[::1]",
         ] {
             assert!(front.host_allowed(host), "{host}");
         }
