@@ -483,12 +483,12 @@ async fn listen_server_does_not_let_one_stateless_client_hold_up_the_others() {
     let started = Instant::now();
     assert_eq!(result_text(&post_raw(&front, echo(3)).await, 3), "mine");
     let waited = started.elapsed();
-    assert!(waited < Duration::from_secs(15), "{waited:?}");
-    let stderr = front.stderr();
-    assert!(
-        stderr.contains("closed a stateless client's response that read nothing for 10 s"),
-        "{stderr}"
-    );
+    // The 10 s the stalled client is given, and the patience of a loaded machine.
+    assert!(waited < Duration::from_secs(10) + PATIENCE, "{waited:?}");
+    // Its stderr is read on a thread of its own: the line may come a little after the answer.
+    front
+        .says("closed a stateless client's response that read nothing for 10 s")
+        .await;
     drop(stalled);
 }
 
