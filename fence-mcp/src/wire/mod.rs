@@ -138,6 +138,11 @@ pub(crate) fn joined(mut messages: Vec<Vec<u8>>) -> Vec<u8> {
     if messages.len() == 1 {
         return messages.pop().unwrap_or_default();
     }
+    batch(&messages)
+}
+
+/// A JSON-RPC batch of `messages`, however many.
+pub(crate) fn batch(messages: &[Vec<u8>]) -> Vec<u8> {
     let mut out =
         Vec::with_capacity(messages.iter().map(Vec::len).sum::<usize>() + messages.len() + 1);
     out.push(b'[');

@@ -116,7 +116,7 @@ impl<'a> Renumbered<'a> {
         renumbered.body = match (batch, kept.len()) {
             (_, 0) => None,
             (false, _) => kept.pop().map(Cow::Owned),
-            (true, _) => Some(Cow::Owned(batch_of(&kept))),
+            (true, _) => Some(Cow::Owned(crate::wire::batch(&kept))),
         };
         renumbered
     }
@@ -203,21 +203,6 @@ impl<'a> Renumbered<'a> {
     pub(super) fn replaced(&self, new: &str) -> Option<&Replaced> {
         self.replaced.iter().find(|replaced| replaced.new == new)
     }
-}
-
-/// A JSON-RPC batch of `messages`.
-fn batch_of(messages: &[Vec<u8>]) -> Vec<u8> {
-    let mut out =
-        Vec::with_capacity(messages.iter().map(Vec::len).sum::<usize>() + messages.len() + 1);
-    out.push(b'[');
-    for (at, message) in messages.iter().enumerate() {
-        if at > 0 {
-            out.push(b',');
-        }
-        out.extend_from_slice(message);
-    }
-    out.push(b']');
-    out
 }
 
 /// A request's progress token, `params._meta.progressToken` (`None` when it has none); which
