@@ -27,15 +27,14 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::process::Command;
-use std::sync::OnceLock;
 
 use serde_json::{Value, json};
 
 use crate::listening::{Announced, spawn_announcing};
 use crate::sdk::http::{KillOnDrop, PATIENCE};
 use crate::sdk::{
-    Direct, Scenario, Sdk, expected, fence, here, incomplete, installed, python, run_plan_with,
-    scenarios_of, strs, violations,
+    Direct, PerSdk, Scenario, Sdk, expected, fence, here, incomplete, installed, python,
+    run_plan_with, scenarios_of, strs, violations,
 };
 
 /// How long a driver waits for any one request here. Shorter than the stdio runs' wait: an
@@ -145,13 +144,8 @@ fn listen(args: &[&str]) -> (KillOnDrop, String) {
 /// The reports of every session of `sdk` here, by label (`SCENARIO/SHAPE`): one driver run per
 /// SDK and test process.
 fn reports(sdk: Sdk) -> &'static HashMap<String, Value> {
-    static PYTHON: OnceLock<HashMap<String, Value>> = OnceLock::new();
-    static TYPESCRIPT: OnceLock<HashMap<String, Value>> = OnceLock::new();
-    let cell = match sdk {
-        Sdk::Python => &PYTHON,
-        Sdk::TypeScript => &TYPESCRIPT,
-    };
-    cell.get_or_init(|| run(sdk))
+    static REPORTS: PerSdk<HashMap<String, Value>> = PerSdk::new();
+    REPORTS.get_or_init(sdk, run)
 }
 
 /// Starts the hostile HTTP server and the proxies, runs every session in `sdk`'s driver, and

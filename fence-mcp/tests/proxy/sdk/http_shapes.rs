@@ -10,14 +10,13 @@
 
 use std::collections::HashMap;
 use std::process::Command;
-use std::sync::OnceLock;
 
 use serde_json::{Value, json};
 
 use crate::listening::{Announced, spawn_announcing};
 use crate::sdk::http::{KillOnDrop, PATIENCE};
 use crate::sdk::{
-    Direct, Sdk, fence, here, installed, python, run_plan_with, scenario, strs, violations,
+    Direct, PerSdk, Sdk, fence, here, installed, python, run_plan_with, scenario, strs, violations,
 };
 
 /// How long a driver waits for any one request: an answer the SDK never reads (a GET stream
@@ -69,13 +68,8 @@ fn answered_through(sdk: Sdk, mode: &str, scenario: &str) -> bool {
 
 /// The reports of every session of `sdk` here, by label (`MODE/SCENARIO/direct|proxied`).
 fn reports(sdk: Sdk) -> &'static HashMap<String, Value> {
-    static PYTHON: OnceLock<HashMap<String, Value>> = OnceLock::new();
-    static TYPESCRIPT: OnceLock<HashMap<String, Value>> = OnceLock::new();
-    let cell = match sdk {
-        Sdk::Python => &PYTHON,
-        Sdk::TypeScript => &TYPESCRIPT,
-    };
-    cell.get_or_init(|| run(sdk))
+    static REPORTS: PerSdk<HashMap<String, Value>> = PerSdk::new();
+    REPORTS.get_or_init(sdk, run)
 }
 
 fn run(sdk: Sdk) -> HashMap<String, Value> {

@@ -292,16 +292,35 @@ fn scenarios_of(sdk: Sdk) -> Vec<Scenario> {
         .collect()
 }
 
+/// A value computed once per SDK and test process (a driver's reports).
+struct PerSdk<T> {
+    python: OnceLock<T>,
+    typescript: OnceLock<T>,
+}
+
+impl<T> PerSdk<T> {
+    const fn new() -> PerSdk<T> {
+        PerSdk {
+            python: OnceLock::new(),
+            typescript: OnceLock::new(),
+        }
+    }
+
+    /// `sdk`'s value, made by `init` the first time it is asked for.
+    fn get_or_init(&self, sdk: Sdk, init: impl FnOnce(Sdk) -> T) -> &T {
+        let cell = match sdk {
+            Sdk::Python => &self.python,
+            Sdk::TypeScript => &self.typescript,
+        };
+        cell.get_or_init(|| init(sdk))
+    }
+}
+
 /// The reports of every session of `sdk`'s driver, by label (`SCENARIO/direct`,
 /// `SCENARIO/proxied`): one driver run per SDK and test process, all scenarios in it.
 fn reports(sdk: Sdk) -> &'static HashMap<String, Value> {
-    static PYTHON: OnceLock<HashMap<String, Value>> = OnceLock::new();
-    static TYPESCRIPT: OnceLock<HashMap<String, Value>> = OnceLock::new();
-    let cell = match sdk {
-        Sdk::Python => &PYTHON,
-        Sdk::TypeScript => &TYPESCRIPT,
-    };
-    cell.get_or_init(|| run_driver(sdk))
+    static REPORTS: PerSdk<HashMap<String, Value>> = PerSdk::new();
+    REPORTS.get_or_init(sdk, run_driver)
 }
 
 fn run_driver(sdk: Sdk) -> HashMap<String, Value> {
