@@ -591,8 +591,9 @@ pub(crate) fn python_int(text: &str) -> Option<String> {
     Some(normal_integer(&format!("{sign}{digits}")))
 }
 
-/// The characters JavaScript's `Number()` trims: white space and line terminators.
-fn is_js_space(ch: char) -> bool {
+/// The characters JavaScript's `Number()` and `String.prototype.trim` trim: white space and
+/// line terminators.
+pub(crate) fn is_js_space(ch: char) -> bool {
     matches!(
         ch,
         '\t' | '\n'

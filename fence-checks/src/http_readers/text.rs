@@ -97,25 +97,8 @@ pub(crate) fn latin1(bytes: &[u8]) -> String {
 }
 
 /// The characters JavaScript's `String.prototype.trim` removes: white space and line
-/// terminators.
-pub(crate) fn is_js_space(ch: char) -> bool {
-    matches!(
-        ch,
-        '\t' | '\n'
-            | '\u{b}'
-            | '\u{c}'
-            | '\r'
-            | ' '
-            | '\u{a0}'
-            | '\u{1680}'
-            | '\u{2028}'
-            | '\u{2029}'
-            | '\u{202f}'
-            | '\u{205f}'
-            | '\u{3000}'
-            | '\u{feff}'
-    ) || ('\u{2000}'..='\u{200a}').contains(&ch)
-}
+/// terminators, as `Number()` trims them ([`crate::lenient`] reads ids so).
+pub(crate) use crate::lenient::is_js_space;
 
 /// The characters Python's `str.isspace` is true of, which `str.strip()` removes.
 pub(crate) fn is_py_space(ch: char) -> bool {
