@@ -85,8 +85,18 @@ async fn listen_refuses_foreign_hosts_and_origins_and_oversized_bodies() {
                 body.len()
             )
         };
+        // Every refusal is a JSON-RPC error an SDK can show: "Invalid Request", no id.
+        let refused = |response: &Raw, status: u16| {
+            assert_eq!(response.status, status, "{shape}");
+            let error: Value = serde_json::from_slice(&response.body)
+                .unwrap_or_else(|err| panic!("{shape}: {err}: {:?}", response.body));
+            assert_eq!(error["error"]["code"], -32600, "{shape}: {error}");
+            assert_eq!(error["id"], Value::Null, "{shape}: {error}");
+        };
         let evil = raw(&front.addr, request("evil.example", None, &body).as_bytes()).await;
-        assert_eq!(evil.status, 403, "{shape}");
+        refused(&evil, 403);
+        let elsewhere = request(&front.addr, None, &body).replacen("POST /mcp ", "POST /other ", 1);
+        refused(&raw(&front.addr, elsewhere.as_bytes()).await, 404);
         let evil_origin = request(&front.addr, Some("http://evil.example"), &body);
         assert_eq!(
             raw(&front.addr, evil_origin.as_bytes()).await.status,
