@@ -247,3 +247,24 @@ async fn route<B: Backend>(
     }
     backend.handle(request, listening).await
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::{Error, ErrorKind};
+
+    use super::failed_one_connection;
+
+    #[test]
+    fn a_connection_gone_before_it_was_accepted_is_no_reason_to_back_off() {
+        for kind in [
+            ErrorKind::ConnectionAborted,
+            ErrorKind::ConnectionReset,
+            ErrorKind::ConnectionRefused,
+        ] {
+            assert!(failed_one_connection(&Error::from(kind)), "{kind:?}");
+        }
+        // Out of file descriptors (EMFILE), or anything else: the system's, so it waits.
+        assert!(!failed_one_connection(&Error::from_raw_os_error(24)));
+        assert!(!failed_one_connection(&Error::other("other")));
+    }
+}
