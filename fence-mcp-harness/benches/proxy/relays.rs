@@ -18,14 +18,19 @@ fn runtime() -> tokio::runtime::Runtime {
 /// request on to `target` with one reqwest client (no redirects, `TCP_NODELAY`), as the
 /// proxy does, but reads neither body: the request's is passed on whole, the response's
 /// streamed back as it comes. Names its URL on stderr and runs until it is killed.
-pub(crate) fn least_http_proxy(target: &str) -> ! {
+///
+/// With `hold`, the holding HTTP proxy: the same, but each response body is read whole before
+/// any of it is passed on, as a proxy must that reads a message before it lets it through
+/// (`fence mcp` holds each event whole). The least such a proxy costs.
+pub(crate) fn least_http_proxy(target: &str, hold: bool) -> ! {
     let target = target.to_owned();
     runtime().block_on(async move {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("a port");
         let address = listener.local_addr().expect("its address");
-        eprintln!("least HTTP proxy: listening on http://{address}/mcp");
+        let name = if hold { "holding" } else { "least" };
+        eprintln!("{name} HTTP proxy: listening on http://{address}/mcp");
         let client = reqwest::Client::builder()
             .tcp_nodelay(true)
             .redirect(reqwest::redirect::Policy::none())
@@ -38,7 +43,7 @@ pub(crate) fn least_http_proxy(target: &str) -> ! {
             let _ = stream.set_nodelay(true);
             let (client, target) = (client.clone(), target.clone());
             let service = hyper::service::service_fn(move |request| {
-                forward(client.clone(), target.clone(), request)
+                forward(client.clone(), target.clone(), request, hold)
             });
             tokio::spawn(
                 hyper::server::conn::http1::Builder::new()
@@ -48,11 +53,12 @@ pub(crate) fn least_http_proxy(target: &str) -> ! {
     })
 }
 
-/// One request, sent on to `target`; its response, as it comes.
+/// One request, sent on to `target`; its response, as it comes (or whole, with `hold`).
 async fn forward(
     client: reqwest::Client,
     target: String,
     request: http::Request<hyper::body::Incoming>,
+    hold: bool,
 ) -> Result<http::Response<Body>, Error> {
     let (parts, body) = request.into_parts();
     let body = body.collect().await?.to_bytes();
@@ -75,6 +81,11 @@ async fn forward(
         if name != http::header::TRANSFER_ENCODING && name != http::header::CONTENT_LENGTH {
             head = head.header(name, value);
         }
+    }
+    if hold {
+        let whole = response.bytes().await?;
+        let body = http_body_util::Full::new(whole).map_err(|never| match never {});
+        return Ok(head.body(body.boxed_unsync())?);
     }
     let stream = futures_util::TryStreamExt::map_ok(response.bytes_stream(), |bytes| {
         hyper::body::Frame::data(bytes)
