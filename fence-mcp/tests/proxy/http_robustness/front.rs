@@ -115,6 +115,36 @@ async fn listen_refuses_foreign_hosts_and_origins_and_oversized_bodies() {
             "{shape}: {}",
             String::from_utf8_lossy(&ours.body)
         );
+        assert!(
+            String::from_utf8_lossy(&ours.body).contains(r#""protocolVersion""#),
+            "{shape}: the server's answer to initialize: {}",
+            String::from_utf8_lossy(&ours.body)
+        );
+
+        // A body of exactly `--max-message-bytes` is within the limit.
+        let at_limit = |id: u64| {
+            let message = |text: &str| {
+                json!({
+                    "jsonrpc": "2.0", "id": id, "method": "tools/call",
+                    "params": { "name": "echo", "arguments": { "text": text } },
+                })
+                .to_string()
+            };
+            message(&"x".repeat(1000 - message("").len()))
+        };
+        let exact = at_limit(76);
+        assert_eq!(exact.len(), 1000);
+        let response = raw(&front.addr, request(&front.addr, None, &exact).as_bytes()).await;
+        assert_ne!(response.status, 413, "{shape}");
+        // A body that breaks off (a chunk size that is no number) is a parse error.
+        let broken = request(&front.addr, None, &body)
+            .replacen("Content-Length", "Transfer-Encoding: chunked\r\nX-Was", 1)
+            .replacen("\r\n\r\n", "\r\n\r\nzz\r\n", 1);
+        let response = raw(&front.addr, broken.as_bytes()).await;
+        assert_eq!(response.status, 400, "{shape}");
+        let error: Value = serde_json::from_slice(&response.body)
+            .unwrap_or_else(|err| panic!("{shape}: {err}: {:?}", response.body));
+        assert_eq!(error["error"]["code"], -32700, "{shape}: {error}");
 
         let big = json!({
             "jsonrpc": "2.0", "id": 77, "method": "tools/call",
