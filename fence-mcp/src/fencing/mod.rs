@@ -59,13 +59,19 @@ pub(crate) fn fenced_text(source: &Source, text: &str) -> Option<String> {
 /// `_meta` and any other member kept; `structuredContent` removed instead when
 /// [`Fencing::remove_structured`] says so. A task handle standing for the result (the 2025-11-25
 /// protocol's `task` object, or the tasks extension's `taskId` and `statusMessage` beside
-/// `resultType: "task"`) is read as a task's state: see [`task_state`].
+/// `resultType: "task"`) is read as a task's state: see [`task_state`]; so is a result whose
+/// `resultType` the proxy does not know, whose every other member must hold no text (see
+/// [`ResultType`]).
 pub(crate) fn call_tool_result(
     result: &CallResult<'_>,
     source: &Source,
     fencing: &mut Fencing,
     out: &mut Vec<u8>,
 ) -> Written {
+    let kind = ResultType::of(result.0.iter().filter_map(|(key, part)| match part {
+        Part::Raw(value) if key == "resultType" => Some(*value),
+        _ => None,
+    }))?;
     let mut changed = false;
     let mut first = true;
     out.push(b'{');
@@ -89,6 +95,17 @@ pub(crate) fn call_tool_result(
             }
             Part::Raw(value) if key == "task" && value.get().starts_with('{') => {
                 task_state(value, key, source, fencing, out)?
+            }
+            // A flat task handle's state, read as a task state's: an inline result fenced, an
+            // error neutralised.
+            Part::Raw(value) if kind.is_task_like() && key == "result" => {
+                inline_result(value, source, fencing, out)?
+            }
+            Part::Raw(value) if kind.is_task_like() && key == "error" => {
+                error_object(value, key, out)?
+            }
+            Part::Raw(value) if kind.is_unknown() && !CALL_PLACED.contains(&key.as_ref()) => {
+                kind.unplaced(key, value, out)?
             }
             Part::Raw(value) => task_member(key, value, key, out)?,
         };
@@ -303,8 +320,26 @@ pub(crate) fn resource_source(uri: &str) -> Source {
         .unwrap_or_else(|_| unreachable!("`resource` is not a reserved kind"))
 }
 
+/// The media type of an MCP App's view (SEP-1865), as the Apps SDK spells it
+/// (`RESOURCE_MIME_TYPE`) and hosts compare it.
+pub(crate) const APP_VIEW_TYPE: &str = "text/html;profile=mcp-app";
+
+/// Whether a resource's contents are an MCP App's view: one `uri`, a string starting with
+/// `ui://`, and one `mimeType`, exactly [`APP_VIEW_TYPE`] once its JSON escapes are read (no
+/// other case, spacing or parameter). A host renders such a document in a sandboxed frame and
+/// does not hand it to the model, so it passes byte for byte: a fence line before its
+/// `<!DOCTYPE>` would put the document in quirks mode, inside an element no HTML knows. The
+/// match is as strict as the strictest host's, so that nothing a host would not render as a
+/// view passes unfenced; a view labelled any other way is fenced, and shows the fence.
+fn app_view(members: &Members<'_>) -> bool {
+    let one = |key: &str| members.one(key).ok().flatten().and_then(string);
+    one("uri").is_some_and(|uri| uri.starts_with("ui://"))
+        && one("mimeType").is_some_and(|kind| kind == APP_VIEW_TYPE)
+}
+
 /// A `resources/read` result: the `text` of every item of `contents` fenced under
-/// `resource:<the item's uri>` (the URI asked for when an item has none), blobs kept.
+/// `resource:<the item's uri>` (the URI asked for when an item has none), blobs kept, and an
+/// MCP App's view ([`app_view`]) kept byte for byte.
 pub(crate) fn read_resource_result(
     raw: &RawValue,
     asked: Option<&str>,
@@ -313,21 +348,134 @@ pub(crate) fn read_resource_result(
     let members = Members::read(raw)
         .map_err(|why| Malformed(format!("the result {}", why.problem())))?
         .ok_or_else(|| Malformed("the result is not an object".into()))?;
+    let kind = ResultType::of(
+        members
+            .0
+            .iter()
+            .filter(|(key, _)| key == "resultType")
+            .map(|(_, value)| *value),
+    )?;
     members.write_each(out, |key, value, out| {
+        if kind.is_unknown() && !["contents", "resultType", "_meta"].contains(&key) {
+            return kind.unplaced(key, value, out);
+        }
         if key != "contents" {
             return Ok(keep(value, out));
         }
         let items = elements(value).ok_or_else(|| Malformed::at("contents", "is not an array"))?;
         json::write_elements(out, &items, |index, item, out| {
             let path = format!("contents[{index}]");
-            let uri = Members::read(item)
+            let members = Members::read(item)
                 .map_err(Malformed::unreadable(&path))?
-                .ok_or_else(|| Malformed::at(&path, "is not an object"))?
-                .string("uri");
+                .ok_or_else(|| Malformed::at(&path, "is not an object"))?;
+            if app_view(&members) {
+                return Ok(keep(item, out));
+            }
+            let uri = members.string("uri");
             let uri = uri.as_deref().or(asked).unwrap_or_default();
             resource_contents(item, &path, &resource_source(uri), out)
         })
     })
+}
+
+/// What a result's `resultType` says it is: the 2026-07-28 protocol's discriminator, which the
+/// tasks extension extends. The proxy fences by the request's method, never by this member;
+/// it only says where else a result may hold text.
+///
+/// A `resultType` the proxy does not know (a newer revision's, or not a string) never switches
+/// fencing off: the result is fenced by its method as any, its members read as a task state's
+/// (an inline `result` fenced, an `error` neutralised), and a member the proxy cannot place
+/// withholds the answer when it holds any text (a string, or a key), for the proxy cannot know
+/// whether a client hands it to the model. One without text (a number, a flag) is kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ResultType {
+    /// No `resultType`, or `"complete"`: a result as before 2026-07-28.
+    Complete,
+    /// `"input_required"`: the requests the client must fulfil, and the state it echoes.
+    InputRequired,
+    /// `"task"`: the tasks extension's flat task handle.
+    Task,
+    /// Anything else, as it is spelled.
+    Unknown(String),
+}
+
+/// The members of a `tools/call` result (or of a task handle standing for one) that the proxy
+/// places whatever the result's type: fenced, neutralised, read as a task state's, or kept as
+/// the server's own (`_meta`) or as no text.
+const CALL_PLACED: [&str; 16] = [
+    "content",
+    "structuredContent",
+    "toolResult",
+    "isError",
+    "_meta",
+    "resultType",
+    "task",
+    "taskId",
+    "status",
+    "statusMessage",
+    "createdAt",
+    "lastUpdatedAt",
+    "ttl",
+    "ttlMs",
+    "pollInterval",
+    "pollIntervalMs",
+];
+
+impl ResultType {
+    /// The type the `resultType` members of a result say (`values`, in order): two of them
+    /// are refused, for the proxy could not tell which one a client reads.
+    fn of<'a>(mut values: impl Iterator<Item = &'a RawValue>) -> Result<ResultType, Malformed> {
+        let Some(value) = values.next() else {
+            return Ok(ResultType::Complete);
+        };
+        if values.next().is_some() {
+            return Err(Malformed("the result has two `resultType` members".into()));
+        }
+        Ok(match string(value).as_deref() {
+            Some("complete") => ResultType::Complete,
+            Some("input_required") => ResultType::InputRequired,
+            Some("task") => ResultType::Task,
+            Some(other) => ResultType::Unknown(other.to_owned()),
+            None => ResultType::Unknown(value.get().to_owned()),
+        })
+    }
+
+    /// Whether the result may stand for a task, whose state may carry the result inline.
+    fn is_task_like(&self) -> bool {
+        matches!(self, ResultType::Task | ResultType::Unknown(_))
+    }
+
+    fn is_unknown(&self) -> bool {
+        matches!(self, ResultType::Unknown(_))
+    }
+
+    /// A member `key` of a result of this (unknown) type that the proxy cannot place: kept
+    /// when it holds no text, else the answer is withheld.
+    fn unplaced(&self, key: &str, value: &RawValue, out: &mut Vec<u8>) -> Written {
+        // Every string and every key of a JSON value is quoted.
+        if !value.get().contains('"') {
+            return Ok(keep(value, out));
+        }
+        let spelled = match self {
+            ResultType::Unknown(spelled) => spelled.as_str(),
+            _ => "",
+        };
+        Err(Malformed::at(
+            key,
+            &format!(
+                "holds text in a result whose `resultType` ({}) the proxy does not know, so it \
+                 cannot tell whether a client hands it to the model",
+                crate::said::shown(spelled)
+            ),
+        ))
+    }
+}
+
+/// A task's result given inline (a task handle's `result`), fenced as a `tools/call` result.
+fn inline_result(value: &RawValue, source: &Source, fencing: &mut Fencing, out: &mut Vec<u8>) -> Written {
+    CallResult::read(value)
+        .and_then(|result| call_tool_result(&result, source, fencing, out))
+        .map_err(|Malformed(problem)| Malformed(format!("the task's result: {problem}")))
 }
 
 /// A task's state (a task handle, a `tasks/get` or `tasks/cancel` result, a task status
@@ -346,9 +494,7 @@ pub(crate) fn task_state(
         .map_err(Malformed::unreadable(path))?
         .ok_or_else(|| Malformed::at(path, "is not an object"))?;
     members.write_each(out, |key, value, out| match key {
-        "result" => CallResult::read(value)
-            .and_then(|result| call_tool_result(&result, source, fencing, out))
-            .map_err(|Malformed(problem)| Malformed(format!("the task's result: {problem}"))),
+        "result" => inline_result(value, source, fencing, out),
         "error" => error_object(value, &format!("{path}.error"), out),
         _ => task_member(key, value, &format!("{path}.{key}"), out),
     })
