@@ -281,8 +281,11 @@ impl Reverse {
                 };
                 let mut messages = extra;
                 if !body.iter().all(u8::is_ascii_whitespace) {
+                    let read = |session: &Session, message: &[u8]| {
+                        gate::answering(session, message, &sent.requests)
+                    };
                     messages.extend(
-                        self.read_messages(&session, answers(&body, sent.batch))
+                        self.read_messages(&session, answers(&body, sent.batch), read)
                             .await,
                     );
                 }
@@ -309,8 +312,11 @@ impl Reverse {
                 };
                 let (body, kind) = match gate::error_body(&body) {
                     ErrorBody::Messages(messages) => {
+                        let each = |session: &Session, message: &[u8]| {
+                            gate::error_message(session, message, &sent.requests)
+                        };
                         let mut read = extra;
-                        read.extend(self.read_messages(&session, messages).await);
+                        read.extend(self.read_messages(&session, messages, each).await);
                         // No client reads a message from an error status, and the TypeScript
                         // SDK shows the whole body: the fence's own markers too are neutralised.
                         (gate::shown(&joined(read)), BodyKind::Json)
@@ -366,13 +372,18 @@ impl Reverse {
         })
     }
 
-    /// The messages of a body, each read through the session: what goes to the client. The
-    /// proxy's own answers to the upstream's requests among them are sent.
-    async fn read_messages(&self, session: &Session, messages: Vec<&[u8]>) -> Vec<Vec<u8>> {
+    /// The messages of a body, each read through the gate by `read`: what goes to the client.
+    /// The proxy's own answers to the upstream's requests among them are sent.
+    async fn read_messages(
+        &self,
+        session: &Session,
+        messages: Vec<&[u8]>,
+        read: impl Fn(&Session, &[u8]) -> crate::session::Outcome,
+    ) -> Vec<Vec<u8>> {
         let headers = session_headers(&HeaderMap::new());
         let mut out = Vec::new();
         for message in messages {
-            let outcome = gate::message(session, message);
+            let outcome = read(session, message);
             let mut replies = Vec::new();
             out.extend(collected(session, outcome, message, |reply| {
                 replies.push(reply);
