@@ -627,6 +627,10 @@ impl Judge<'_> {
                 self.clean(item, &format!("{what}, not an object,"));
                 continue;
             }
+            if crate::mcp_session::app_view(item) {
+                // An MCP App's view, which a host renders and never hands the model.
+                continue;
+            }
             if let Some(text) = item.get("text") {
                 match text.as_str() {
                     Some(text) => self.fenced(
