@@ -838,7 +838,8 @@ impl Oracle {
             self.task_state(task, sources, &format!("{what}: `task`"));
         }
         let kind = result.get("resultType").map(|kind| kind.as_str());
-        let task_like = kind.is_some_and(|kind| !matches!(kind, Some("complete" | "input_required")));
+        let task_like =
+            kind.is_some_and(|kind| !matches!(kind, Some("complete" | "input_required")));
         if task_like {
             // A task handle's state, or a result of a type no client knew: its inline result
             // is the tool's, its error what a client raises.
@@ -854,7 +855,10 @@ impl Oracle {
             self.count("a result of a resultType the proxy does not know");
             for (key, value) in result.members().unwrap_or_default() {
                 if !CALL_PLACED.contains(&key.as_str()) {
-                    self.clean(value, &format!("{what}: `{key}`, of a resultType no client knew,"));
+                    self.clean(
+                        value,
+                        &format!("{what}: `{key}`, of a resultType no client knew,"),
+                    );
                 }
             }
         }
@@ -981,7 +985,12 @@ impl Oracle {
         if kind.is_some_and(|kind| !matches!(kind, Some("complete" | "input_required" | "task"))) {
             for (key, value) in result.members().unwrap_or_default() {
                 if !["contents", "resultType", "_meta"].contains(&key.as_str()) {
-                    self.clean(value, &format!("the result of resources/read: `{key}`, of a resultType no client knew,"));
+                    self.clean(
+                        value,
+                        &format!(
+                            "the result of resources/read: `{key}`, of a resultType no client knew,"
+                        ),
+                    );
                 }
             }
         }

@@ -472,7 +472,12 @@ impl ResultType {
 }
 
 /// A task's result given inline (a task handle's `result`), fenced as a `tools/call` result.
-fn inline_result(value: &RawValue, source: &Source, fencing: &mut Fencing, out: &mut Vec<u8>) -> Written {
+fn inline_result(
+    value: &RawValue,
+    source: &Source,
+    fencing: &mut Fencing,
+    out: &mut Vec<u8>,
+) -> Written {
     CallResult::read(value)
         .and_then(|result| call_tool_result(&result, source, fencing, out))
         .map_err(|Malformed(problem)| Malformed(format!("the task's result: {problem}")))

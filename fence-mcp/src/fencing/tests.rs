@@ -265,8 +265,7 @@ fn spelled(text: &str, escape: &[bool], solidus: &[bool]) -> String {
     use std::fmt::Write as _;
     let mut json = String::from("\"");
     for (index, ch) in text.chars().enumerate() {
-        let pick =
-            |flags: &[bool]| flags.get(index % flags.len().max(1)).copied() == Some(true);
+        let pick = |flags: &[bool]| flags.get(index % flags.len().max(1)).copied() == Some(true);
         if pick(escape) {
             let mut units = [0; 2];
             for unit in ch.encode_utf16(&mut units) {

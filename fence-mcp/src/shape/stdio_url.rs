@@ -496,7 +496,10 @@ impl Link {
                 self.upstream_message(message, initialize, Some(read)).await;
             }
         }
-        Some(format!("the upstream {} answered {status}", self.remote.url()))
+        Some(format!(
+            "the upstream {} answered {status}",
+            self.remote.url()
+        ))
     }
 
     /// Reads a JSON response answering `sent` into the session, each of its [`answers`] a

@@ -11,9 +11,9 @@ use fence_mcp::rmcp::FencedTransport;
 use fence_runtime::neutralise;
 use rmcp::model::ProtocolVersion;
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RoleClient, RunningService};
+use rmcp::transport::IntoTransport;
 #[cfg(feature = "rmcp")]
 use rmcp::transport::Transport;
-use rmcp::transport::IntoTransport;
 use serde_json::{Value, json};
 
 use crate::common::{Lines, PATIENCE, binaries, proxy_command, spawn_piped};
@@ -114,7 +114,11 @@ async fn discovered_instructions_are_neutralised_through_every_shape() {
         let mut child = spawn_piped(&mut tokio::process::Command::new(server));
         let transport = fenced((child.stdout.take().unwrap(), child.stdin.take().unwrap()));
         let client = discovering("FencedTransport", transport).await;
-        assert_eq!(instructions_of(client).await, neutralised, "FencedTransport");
+        assert_eq!(
+            instructions_of(client).await,
+            neutralised,
+            "FencedTransport"
+        );
     }
 }
 

@@ -17,16 +17,23 @@ const NO_SESSION_SHOWN: &str =
 const DIGESTS: [(&str, &str); 5] = [
     ("etag", "\"v1\""),
     ("content-md5", "Q2hlY2sgSW50ZWdyaXR5IQ=="),
-    ("digest", "sha-256=X48E9qOokqqrvdts8nOJRJN3OWDUoyWxBf7kbu9DBPE="),
-    ("content-digest", "sha-256=:X48E9qOokqqrvdts8nOJRJN3OWDUoyWxBf7kbu9DBPE=:"),
-    ("repr-digest", "sha-256=:X48E9qOokqqrvdts8nOJRJN3OWDUoyWxBf7kbu9DBPE=:"),
+    (
+        "digest",
+        "sha-256=X48E9qOokqqrvdts8nOJRJN3OWDUoyWxBf7kbu9DBPE=",
+    ),
+    (
+        "content-digest",
+        "sha-256=:X48E9qOokqqrvdts8nOJRJN3OWDUoyWxBf7kbu9DBPE=:",
+    ),
+    (
+        "repr-digest",
+        "sha-256=:X48E9qOokqqrvdts8nOJRJN3OWDUoyWxBf7kbu9DBPE=:",
+    ),
 ];
 
 fn with_digests(mut response: Response<HBody>) -> Response<HBody> {
     for (name, value) in DIGESTS {
-        response
-            .headers_mut()
-            .insert(name, value.parse().unwrap());
+        response.headers_mut().insert(name, value.parse().unwrap());
     }
     response
 }
@@ -37,11 +44,17 @@ fn with_digests(mut response: Response<HBody>) -> Response<HBody> {
 fn refusing(seen: &Seen) -> Response<HBody> {
     let method = seen.rpc_method();
     let response = match (seen.method == Method::POST, method.as_str()) {
-        (true, "tools/call") => respond(StatusCode::BAD_REQUEST, "application/json", full(NO_SESSION)),
+        (true, "tools/call") => respond(
+            StatusCode::BAD_REQUEST,
+            "application/json",
+            full(NO_SESSION),
+        ),
         (true, "ping") => respond(StatusCode::OK, "application/json", full(NO_SESSION)),
-        (true, "notifications/roots/list_changed") => {
-            respond(StatusCode::BAD_REQUEST, "application/json", full(NO_SESSION))
-        }
+        (true, "notifications/roots/list_changed") => respond(
+            StatusCode::BAD_REQUEST,
+            "application/json",
+            full(NO_SESSION),
+        ),
         _ => plain(seen),
     };
     with_digests(response)
@@ -57,8 +70,7 @@ fn assert_refused(answer: &Value, id: u64) {
     assert_eq!(answer["error"]["code"], -32000, "{answer}");
     assert_eq!(error_message(answer), NO_SESSION_SHOWN, "{answer}");
     assert_eq!(
-        answer["error"]["data"]["hint"],
-        "<!MURMUR-NEUTRALISED!untrusted-content source=task:user>",
+        answer["error"]["data"]["hint"], "<!MURMUR-NEUTRALISED!untrusted-content source=task:user>",
         "{answer}"
     );
 }
@@ -191,7 +203,10 @@ async fn listen_url_a_result_type_the_proxy_does_not_know_never_switches_fencing
     let session = listen_initialize(&front).await;
     let (url, session) = (&front.url, session.as_deref());
     newer_answers(|id, tool| async move {
-        answer_of(&messages(post(url, &call(id, tool), session).await).await, id)
+        answer_of(
+            &messages(post(url, &call(id, tool), session).await).await,
+            id,
+        )
     })
     .await;
 }

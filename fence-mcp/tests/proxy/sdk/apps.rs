@@ -79,12 +79,18 @@ fn an_mcp_apps_view_reaches_the_client_byte_for_byte_and_its_tools_text_fenced()
     assert_eq!(contents["uri"], VIEW, "{read}");
     assert_eq!(contents["mimeType"], "text/html;profile=mcp-app", "{read}");
     assert!(
-        contents["text"].as_str().unwrap().starts_with("<!DOCTYPE html>"),
+        contents["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("<!DOCTYPE html>"),
         "{read}"
     );
 
     let mut proxied = Command::new(fence());
-    proxied.args(["mcp", "--", "node"]).arg(&server).arg("--stdio");
+    proxied
+        .args(["mcp", "--", "node"])
+        .arg(&server)
+        .arg("--stdio");
     let [proxied_listed, proxied_view, proxied_called] = session(proxied);
     // The view: the very bytes of the direct session's answer, `_meta.ui` and all.
     assert!(
