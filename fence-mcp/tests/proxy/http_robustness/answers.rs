@@ -38,23 +38,18 @@ fn with_digests(mut response: Response<HBody>) -> Response<HBody> {
     response
 }
 
-/// A plain server that refuses a `tools/call` with 400 and [`NO_SESSION`], answers a `ping`
-/// with it as a 200's JSON body, and refuses a notification other than `initialized` with it;
+/// A plain server that refuses a `tools/call` and a `notifications/roots/list_changed` with
+/// 400 and [`NO_SESSION`], and answers a `ping` with it as a 200's JSON body;
 /// every response carrying an `ETag` and digests.
 fn refusing(seen: &Seen) -> Response<HBody> {
     let method = seen.rpc_method();
     let response = match (seen.method == Method::POST, method.as_str()) {
-        (true, "tools/call") => respond(
+        (true, "tools/call" | "notifications/roots/list_changed") => respond(
             StatusCode::BAD_REQUEST,
             "application/json",
             full(NO_SESSION),
         ),
         (true, "ping") => respond(StatusCode::OK, "application/json", full(NO_SESSION)),
-        (true, "notifications/roots/list_changed") => respond(
-            StatusCode::BAD_REQUEST,
-            "application/json",
-            full(NO_SESSION),
-        ),
         _ => plain(seen),
     };
     with_digests(response)
