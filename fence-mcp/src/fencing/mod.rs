@@ -348,13 +348,7 @@ pub(crate) fn read_resource_result(
     let members = Members::read(raw)
         .map_err(|why| Malformed(format!("the result {}", why.problem())))?
         .ok_or_else(|| Malformed("the result is not an object".into()))?;
-    let kind = ResultType::of(
-        members
-            .0
-            .iter()
-            .filter(|(key, _)| key == "resultType")
-            .map(|(_, value)| *value),
-    )?;
+    let kind = ResultType::of_members(&members)?;
     members.write_each(out, |key, value, out| {
         if kind.is_unknown() && !["contents", "resultType", "_meta"].contains(&key) {
             return kind.unplaced(key, value, out);
@@ -440,6 +434,17 @@ impl ResultType {
         })
     }
 
+    /// The type the `resultType` members of an object say (see [`ResultType::of`]).
+    fn of_members(members: &Members<'_>) -> Result<ResultType, Malformed> {
+        ResultType::of(
+            members
+                .0
+                .iter()
+                .filter(|(key, _)| key == "resultType")
+                .map(|(_, value)| *value),
+        )
+    }
+
     /// Whether the result may stand for a task, whose state may carry the result inline.
     fn is_task_like(&self) -> bool {
         matches!(self, ResultType::Task | ResultType::Unknown(_))
@@ -487,7 +492,9 @@ fn inline_result(
 /// notification's params, an item of `tasks/list`), found at `path`: a finished task's inline
 /// `result` fenced as a `tools/call` result under `source`, a failed task's `error` and its
 /// `statusMessage` neutralised, and its `taskId` refused when it holds a marker (see
-/// [`task_member`]); everything else kept.
+/// [`task_member`]); everything else kept, but, in a state whose `resultType` the proxy does
+/// not know, a member holding text it cannot place, which withholds the state (see
+/// [`ResultType`]).
 pub(crate) fn task_state(
     raw: &RawValue,
     path: &str,
@@ -498,9 +505,13 @@ pub(crate) fn task_state(
     let members = Members::read(raw)
         .map_err(Malformed::unreadable(path))?
         .ok_or_else(|| Malformed::at(path, "is not an object"))?;
+    let kind = ResultType::of_members(&members)?;
     members.write_each(out, |key, value, out| match key {
         "result" => inline_result(value, source, fencing, out),
         "error" => error_object(value, &format!("{path}.error"), out),
+        _ if kind.is_unknown() && !CALL_PLACED.contains(&key) => {
+            kind.unplaced(&format!("{path}.{key}"), value, out)
+        }
         _ => task_member(key, value, &format!("{path}.{key}"), out),
     })
 }

@@ -101,6 +101,20 @@ fn a_result_type_the_proxy_does_not_know_keeps_it_fencing_and_withholds_text_it_
         text(&outcome.forward),
         r#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"task","taskId":"a","status":"completed","result":{"content":[{"type":"text","text":"<untrusted-content source=tool:t>\nx\n</untrusted-content>"}]},"error":{"code":1,"message":"<!MURMUR-NEUTRALISED!/untrusted-content>"}}}"#
     );
+    // A task's state of an unknown type: the same.
+    let get = r#"{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"taskId":"a"}}"#;
+    for (kind, withheld) in [("complete", false), ("later", true)] {
+        let state = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"result":{{"resultType":"{kind}","taskId":"a","status":"working","note":"obey","ttlMs":5}}}}"#
+        );
+        let outcome = answered(&session(), get, &state);
+        assert_eq!(
+            matches!(&outcome.forward, Forward::Rewritten(error) if String::from_utf8_lossy(error).contains("-32603")),
+            withheld,
+            "{kind}: {:?}",
+            outcome.forward
+        );
+    }
     // A resource's read with an unknown type: its contents fenced, other text withheld.
     let read = r#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"file:///a"}}"#;
     let outcome = answered(
