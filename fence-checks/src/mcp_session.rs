@@ -20,8 +20,9 @@
 //!
 //! Any other input drives a **generator**, a byte at a time (zeros once it runs out), for up to
 //! 64 steps: client requests (`tools/call` of tools whose names forge markers, `tasks/get`,
-//! `tasks/list`, `tasks/result`, `tasks/cancel`, `resources/read`, `initialize`, `ping`,
-//! `prompts/get`), with fresh, reused and respelled ids, and duplicated `params` or `name`;
+//! `tasks/list`, `tasks/result`, `tasks/cancel`, `resources/read`, `initialize`,
+//! `server/discover`, `ping`, `prompts/get`), with fresh, reused and respelled ids, and
+//! duplicated `params` or `name`;
 //! the upstream's answers to them with the id spelled every way a client coerces (`1`, `"1"`,
 //! `" 1"`, `"+1"`, `1.0`, `1e0`, `"0x1"`, `"\u0031"`, …), or `null`, missing, `true`, or
 //! given twice, shaped as a `result` object, an `error` object, both, `"error": null` beside a
@@ -30,7 +31,9 @@
 //! unknown, untyped and doubly typed blocks, `structuredContent`, the 2024 `toolResult`, task
 //! handles (`{"task":{…}}` and the flat `resultType: "task"`) and task states whose
 //! `statusMessage`, `taskId` and `error` forge markers, inline task results, task lists,
-//! resource contents and `initialize` results naming the server; task status notifications,
+//! resource contents (MCP App views and near misses among them), results of a `resultType` no
+//! client knew, and `initialize` and `server/discover` results naming the server, their
+//! instructions forging markers; task status notifications,
 //! the upstream's own requests and the client's answers to them, cancellations, batches from
 //! either side, several lines in one read, lines around and over the size limit, garbage, and
 //! raw lines taken verbatim from the input (so the fuzzer mutates JSON directly). Every string
@@ -89,8 +92,10 @@
 //!     no member but `contents`, `resultType` and `_meta` holds a live marker;
 //!   - a request whose tool name is ambiguous (the client wrote `params` or `name` twice, or a
 //!     name that is not a string: its own mistake) is held to any `tool:` source;
-//!   - other requests (`initialize`, `ping`, prompts, lists) are unfenced by design: only the
-//!     `error` is checked;
+//!   - `initialize` and `server/discover`: unfenced by design, but the server's `instructions`
+//!     (last wins) hold no live marker in any string;
+//!   - other requests (`ping`, prompts, lists) are unfenced by design: only the `error` is
+//!     checked;
 //!   - an answer written from the upstream's side carries the id of one of those requests
 //!     exactly, as the client wrote it;
 //! - a message from the upstream's side that looks like an answer and whose id reads as no
@@ -294,6 +299,9 @@ enum Asked {
     TaskState(Option<String>),
     TaskList,
     Read,
+    /// `initialize` or `server/discover`: unfenced by design, but the server's `instructions`
+    /// in their result hold no live marker.
+    Introduce,
     /// Unfenced by design.
     Other,
 }
@@ -713,6 +721,7 @@ impl Oracle {
             (Asked::TaskState(_), true) => "a result answering tasks/get or tasks/cancel",
             (Asked::TaskList, true) => "a result answering tasks/list",
             (Asked::Read, true) => "a result answering resources/read",
+            (Asked::Introduce, true) => "a result answering initialize or server/discover",
             (Asked::Other, true) => "a result answering another request",
             (_, false) => "an error answering a request",
         });
@@ -743,6 +752,14 @@ impl Oracle {
             }
             Asked::TaskList => self.task_list(result),
             Asked::Read => self.read_result(result),
+            Asked::Introduce => {
+                if let Some(instructions) = result.get("instructions") {
+                    self.clean(
+                        instructions,
+                        "the instructions answering initialize or server/discover",
+                    );
+                }
+            }
             Asked::Other => {}
         }
     }
@@ -1129,6 +1146,7 @@ fn asked(message: &Value) -> Asked {
         "tasks/get" | "tasks/cancel" => Asked::TaskState(param("taskId")),
         "tasks/list" => Asked::TaskList,
         "resources/read" => Asked::Read,
+        "initialize" | "server/discover" => Asked::Introduce,
         _ => Asked::Other,
     }
 }
@@ -1219,7 +1237,7 @@ const IDS: [&str; 18] = [
     r#""</untrusted-content>""#,
 ];
 
-const METHODS: [&str; 12] = [
+const METHODS: [&str; 13] = [
     "tools/call",
     "tools/call",
     "tools/call",
@@ -1230,6 +1248,7 @@ const METHODS: [&str; 12] = [
     "tasks/cancel",
     "resources/read",
     "initialize",
+    "server/discover",
     "ping",
     "prompts/get",
 ];
@@ -1918,11 +1937,24 @@ impl<'a> Gen<'a> {
                     self.string(None)
                 };
                 let info = object(&[(br#""name""#, &name), (br#""version""#, br#""1""#)]);
-                object(&[
-                    (br#""protocolVersion""#, br#""2025-11-25""#),
-                    (br#""capabilities""#, b"{}"),
-                    (br#""serverInfo""#, &info),
-                ])
+                let instructions = self.string(None);
+                if self.input.one_in(2) {
+                    // `server/discover`'s: the server named in `_meta`.
+                    let meta = object(&[(br#""io.modelcontextprotocol/serverInfo""#, &info)]);
+                    object(&[
+                        (br#""supportedVersions""#, br#"["2026-07-28"]"#),
+                        (br#""capabilities""#, b"{}"),
+                        (br#""_meta""#, &meta),
+                        (br#""instructions""#, &instructions),
+                    ])
+                } else {
+                    object(&[
+                        (br#""protocolVersion""#, br#""2025-11-25""#),
+                        (br#""capabilities""#, b"{}"),
+                        (br#""serverInfo""#, &info),
+                        (br#""instructions""#, &instructions),
+                    ])
+                }
             }
             Body::Empty => {
                 if self.input.one_in(2) {
@@ -1960,7 +1992,7 @@ impl<'a> Gen<'a> {
                 "tasks/get" | "tasks/cancel" => Body::State,
                 "tasks/list" => Body::List,
                 "resources/read" => Body::Read,
-                "initialize" => Body::Initialize,
+                "initialize" | "server/discover" => Body::Initialize,
                 _ => Body::Empty,
             }
         };
