@@ -14,7 +14,8 @@
 //!   block whose source the upstream chose; or holds a live marker in `structuredContent`,
 //!   `toolResult`, a block of a type the proxy does not fence, or a task's state;
 //! - answers `resources/read` with an item `text` that is not one block under a `resource:`
-//!   source, clean inside; a `tasks/result` of a result fenced under anything but a `tool:` or
+//!   source, clean inside (but an MCP App's view's, which a host renders and never hands the
+//!   model: [`crate::mcp_session`] says which item is one); a `tasks/result` of a result fenced under anything but a `tool:` or
 //!   `mcp:` source (the exchange alone does not say which tool started the task); or
 //!   `tasks/get`, `tasks/cancel` and `tasks/list` with a task state holding a live marker;
 //! - is an error answering any request, or a task status notification, holding a live marker;
@@ -625,6 +626,10 @@ impl Judge<'_> {
             let what = format!("the result of resources/read: contents[{index}]");
             if !item.is_object() {
                 self.clean(item, &format!("{what}, not an object,"));
+                continue;
+            }
+            if crate::mcp_session::app_view(item) {
+                // An MCP App's view, which a host renders and never hands the model.
                 continue;
             }
             if let Some(text) = item.get("text") {

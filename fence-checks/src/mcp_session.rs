@@ -20,8 +20,9 @@
 //!
 //! Any other input drives a **generator**, a byte at a time (zeros once it runs out), for up to
 //! 64 steps: client requests (`tools/call` of tools whose names forge markers, `tasks/get`,
-//! `tasks/list`, `tasks/result`, `tasks/cancel`, `resources/read`, `initialize`, `ping`,
-//! `prompts/get`), with fresh, reused and respelled ids, and duplicated `params` or `name`;
+//! `tasks/list`, `tasks/result`, `tasks/cancel`, `resources/read`, `initialize`,
+//! `server/discover`, `ping`, `prompts/get`), with fresh, reused and respelled ids, and
+//! duplicated `params` or `name`;
 //! the upstream's answers to them with the id spelled every way a client coerces (`1`, `"1"`,
 //! `" 1"`, `"+1"`, `1.0`, `1e0`, `"0x1"`, `"\u0031"`, …), or `null`, missing, `true`, or
 //! given twice, shaped as a `result` object, an `error` object, both, `"error": null` beside a
@@ -30,7 +31,9 @@
 //! unknown, untyped and doubly typed blocks, `structuredContent`, the 2024 `toolResult`, task
 //! handles (`{"task":{…}}` and the flat `resultType: "task"`) and task states whose
 //! `statusMessage`, `taskId` and `error` forge markers, inline task results, task lists,
-//! resource contents and `initialize` results naming the server; task status notifications,
+//! resource contents (MCP App views and near misses among them), results of a `resultType` no
+//! client knew, and `initialize` and `server/discover` results naming the server, their
+//! instructions forging markers; task status notifications,
 //! the upstream's own requests and the client's answers to them, cancellations, batches from
 //! either side, several lines in one read, lines around and over the size limit, garbage, and
 //! raw lines taken verbatim from the input (so the fuzzer mutates JSON directly). Every string
@@ -77,12 +80,22 @@
 //!     `taskId`, `statusMessage` and `error` hold no live marker, and its inline `result` is
 //!     held to the rules of a `tools/call` result, under the sources a `tasks/result` of it
 //!     may have;
+//!   - a `tools/call` result (or a task's) whose `resultType` (last wins) is `task` or one no
+//!     client knew: its `result` is held to these rules and its `error` holds no live marker;
+//!     and, when the type is none the proxy knows (not `complete`, `input_required` or
+//!     `task`), no member but those a client reads of any result (`content`,
+//!     `structuredContent`, `_meta`, a task's members, …) holds a live marker;
 //!   - for `resources/read`: each item's `text` is exactly one block under a `resource:`
-//!     source, its content free of live markers;
+//!     source, its content free of live markers, but an MCP App's view's (one `uri` starting
+//!     with `ui://`, one `mimeType` exactly `text/html;profile=mcp-app`), which a host renders
+//!     and never hands the model; and in a result of a `resultType` the proxy does not know,
+//!     no member but `contents`, `resultType` and `_meta` holds a live marker;
 //!   - a request whose tool name is ambiguous (the client wrote `params` or `name` twice, or a
 //!     name that is not a string: its own mistake) is held to any `tool:` source;
-//!   - other requests (`initialize`, `ping`, prompts, lists) are unfenced by design: only the
-//!     `error` is checked;
+//!   - `initialize` and `server/discover`: unfenced by design, but the server's `instructions`
+//!     (last wins) hold no live marker in any string;
+//!   - other requests (`ping`, prompts, lists) are unfenced by design: only the `error` is
+//!     checked;
 //!   - an answer written from the upstream's side carries the id of one of those requests
 //!     exactly, as the client wrote it;
 //! - a message from the upstream's side that looks like an answer and whose id reads as no
@@ -286,6 +299,9 @@ enum Asked {
     TaskState(Option<String>),
     TaskList,
     Read,
+    /// `initialize` or `server/discover`: unfenced by design, but the server's `instructions`
+    /// in their result hold no live marker.
+    Introduce,
     /// Unfenced by design.
     Other,
 }
@@ -705,6 +721,7 @@ impl Oracle {
             (Asked::TaskState(_), true) => "a result answering tasks/get or tasks/cancel",
             (Asked::TaskList, true) => "a result answering tasks/list",
             (Asked::Read, true) => "a result answering resources/read",
+            (Asked::Introduce, true) => "a result answering initialize or server/discover",
             (Asked::Other, true) => "a result answering another request",
             (_, false) => "an error answering a request",
         });
@@ -735,6 +752,14 @@ impl Oracle {
             }
             Asked::TaskList => self.task_list(result),
             Asked::Read => self.read_result(result),
+            Asked::Introduce => {
+                if let Some(instructions) = result.get("instructions") {
+                    self.clean(
+                        instructions,
+                        "the instructions answering initialize or server/discover",
+                    );
+                }
+            }
             Asked::Other => {}
         }
     }
@@ -828,6 +853,31 @@ impl Oracle {
         if let Some(task) = result.get("task").filter(|task| task.is_object()) {
             self.count("a result's task");
             self.task_state(task, sources, &format!("{what}: `task`"));
+        }
+        let kind = result.get("resultType").map(|kind| kind.as_str());
+        let task_like =
+            kind.is_some_and(|kind| !matches!(kind, Some("complete" | "input_required")));
+        if task_like {
+            // A task handle's state, or a result of a type no client knew: its inline result
+            // is the tool's, its error what a client raises.
+            if let Some(inline) = result.get("result") {
+                self.count("a task handle's inline result");
+                self.call_result(inline, sources, &format!("{what}: `result`"));
+            }
+            if let Some(error) = result.get("error") {
+                self.clean(error, &format!("{what}: `error`"));
+            }
+        }
+        if task_like && kind != Some(Some("task")) {
+            self.count("a result of a resultType the proxy does not know");
+            for (key, value) in result.members().unwrap_or_default() {
+                if !CALL_PLACED.contains(&key.as_str()) {
+                    self.clean(
+                        value,
+                        &format!("{what}: `{key}`, of a resultType no client knew,"),
+                    );
+                }
+            }
         }
     }
 
@@ -936,6 +986,11 @@ impl Oracle {
                 self.clean(item, &format!("{what}, not an object,"));
                 continue;
             }
+            if app_view(item) {
+                // An MCP App's view, which a host renders and never hands the model.
+                self.count("an MCP App's view");
+                continue;
+            }
             if let Some(text) = item.get("text") {
                 match text.as_str() {
                     Some(text) => self.fenced(text, &sources, &format!("{what}.text")),
@@ -943,7 +998,55 @@ impl Oracle {
                 }
             }
         }
+        let kind = result.get("resultType").map(|kind| kind.as_str());
+        if kind.is_some_and(|kind| !matches!(kind, Some("complete" | "input_required" | "task"))) {
+            for (key, value) in result.members().unwrap_or_default() {
+                if !["contents", "resultType", "_meta"].contains(&key.as_str()) {
+                    self.clean(
+                        value,
+                        &format!(
+                            "the result of resources/read: `{key}`, of a resultType no client knew,"
+                        ),
+                    );
+                }
+            }
+        }
     }
+}
+
+/// The members of a `tools/call` result a client may read whatever its `resultType`, each held
+/// to its own rule above or kept as the server's own (`_meta`) or as no text; a result of a
+/// `resultType` no client knew holds no live marker in any other.
+const CALL_PLACED: [&str; 16] = [
+    "content",
+    "structuredContent",
+    "toolResult",
+    "isError",
+    "_meta",
+    "resultType",
+    "task",
+    "taskId",
+    "status",
+    "statusMessage",
+    "createdAt",
+    "lastUpdatedAt",
+    "ttl",
+    "ttlMs",
+    "pollInterval",
+    "pollIntervalMs",
+];
+
+/// Whether a resource's contents are an MCP App's view, which a host renders in a sandboxed
+/// frame and never hands the model: one `uri`, starting with `ui://`, and one `mimeType`,
+/// exactly `text/html;profile=mcp-app`.
+pub(crate) fn app_view(item: &Value) -> bool {
+    fn one<'a>(item: &'a Value, key: &'a str) -> Option<&'a str> {
+        let mut all = item.all(key);
+        let first = all.next()?;
+        all.next().is_none().then_some(first)?.as_str()
+    }
+    one(item, "uri").is_some_and(|uri| uri.starts_with("ui://"))
+        && one(item, "mimeType") == Some("text/html;profile=mcp-app")
 }
 
 /// Every `taskId` string of an object, duplicates included.
@@ -1043,6 +1146,7 @@ fn asked(message: &Value) -> Asked {
         "tasks/get" | "tasks/cancel" => Asked::TaskState(param("taskId")),
         "tasks/list" => Asked::TaskList,
         "resources/read" => Asked::Read,
+        "initialize" | "server/discover" => Asked::Introduce,
         _ => Asked::Other,
     }
 }
@@ -1133,7 +1237,7 @@ const IDS: [&str; 18] = [
     r#""</untrusted-content>""#,
 ];
 
-const METHODS: [&str; 12] = [
+const METHODS: [&str; 13] = [
     "tools/call",
     "tools/call",
     "tools/call",
@@ -1144,8 +1248,19 @@ const METHODS: [&str; 12] = [
     "tasks/cancel",
     "resources/read",
     "initialize",
+    "server/discover",
     "ping",
     "prompts/get",
+];
+
+/// The labels of a resource's contents the generator gives MCP App views, and near misses: an
+/// exact view first, then what no host renders as one.
+const VIEWS: [(&str, &str); 5] = [
+    (r#""ui://app/view.html""#, r#""text/html;profile=mcp-app""#),
+    (r#""ui://app/view.html""#, r#""text/html; profile=mcp-app""#),
+    (r#""ui://app/view.html""#, r#""text/html""#),
+    (r#""UI://app/view.html""#, r#""text/html;profile=mcp-app""#),
+    (r#""file:///view.html""#, r#""text/html;profile=mcp-app""#),
 ];
 
 const URIS: [&str; 4] = [
@@ -1662,7 +1777,7 @@ impl<'a> Gen<'a> {
         let content = array(&blocks);
         let mut members: Vec<(Vec<u8>, Vec<u8>)> = vec![(br#""content""#.to_vec(), content)];
         for _ in 0..self.input.below(3) {
-            let member = match self.input.below(10) {
+            let member = match self.input.below(12) {
                 0 => {
                     let key = self.string(None);
                     let value = self.string(tool);
@@ -1688,6 +1803,16 @@ impl<'a> Gen<'a> {
                 6 => (br#""content""#.to_vec(), array(&[self.block(tool, depth)])),
                 7 => (br#""statusMessage""#.to_vec(), self.string(None)),
                 8 => (br#""content""#.to_vec(), self.string(None)),
+                10 => {
+                    // A result of a newer revision: a type no client knew, text of its own.
+                    members.push((br#""resultType""#.to_vec(), br#""later""#.to_vec()));
+                    (br#""output""#.to_vec(), self.string(None))
+                }
+                11 if depth < 2 => {
+                    // A task handle carrying its result inline.
+                    members.push((br#""resultType""#.to_vec(), br#""task""#.to_vec()));
+                    (br#""result""#.to_vec(), self.call_result(tool, depth + 1))
+                }
                 _ => (br#""structuredContent""#.to_vec(), self.string(None)),
             };
             members.push(member);
@@ -1778,12 +1903,20 @@ impl<'a> Gen<'a> {
                     .map(|_| {
                         let uri = URIS[self.input.below(URIS.len())].as_bytes();
                         let text = self.string(None);
-                        match self.input.below(6) {
+                        match self.input.below(8) {
                             0 | 1 => object(&[
                                 (br#""uri""#, uri),
                                 (br#""mimeType""#, br#""text/plain""#),
                                 (br#""text""#, &text),
                             ]),
+                            6 | 7 => {
+                                let (uri, kind) = VIEWS[self.input.below(VIEWS.len())];
+                                object(&[
+                                    (br#""uri""#, uri.as_bytes()),
+                                    (br#""mimeType""#, kind.as_bytes()),
+                                    (br#""text""#, &text),
+                                ])
+                            }
                             2 => object(&[(br#""uri""#, uri), (br#""blob""#, br#""AA==""#)]),
                             3 => object(&[(br#""text""#, &text)]),
                             4 => object(&[
@@ -1804,11 +1937,24 @@ impl<'a> Gen<'a> {
                     self.string(None)
                 };
                 let info = object(&[(br#""name""#, &name), (br#""version""#, br#""1""#)]);
-                object(&[
-                    (br#""protocolVersion""#, br#""2025-11-25""#),
-                    (br#""capabilities""#, b"{}"),
-                    (br#""serverInfo""#, &info),
-                ])
+                let instructions = self.string(None);
+                if self.input.one_in(2) {
+                    // `server/discover`'s: the server named in `_meta`.
+                    let meta = object(&[(br#""io.modelcontextprotocol/serverInfo""#, &info)]);
+                    object(&[
+                        (br#""supportedVersions""#, br#"["2026-07-28"]"#),
+                        (br#""capabilities""#, b"{}"),
+                        (br#""_meta""#, &meta),
+                        (br#""instructions""#, &instructions),
+                    ])
+                } else {
+                    object(&[
+                        (br#""protocolVersion""#, br#""2025-11-25""#),
+                        (br#""capabilities""#, b"{}"),
+                        (br#""serverInfo""#, &info),
+                        (br#""instructions""#, &instructions),
+                    ])
+                }
             }
             Body::Empty => {
                 if self.input.one_in(2) {
@@ -1846,7 +1992,7 @@ impl<'a> Gen<'a> {
                 "tasks/get" | "tasks/cancel" => Body::State,
                 "tasks/list" => Body::List,
                 "resources/read" => Body::Read,
-                "initialize" => Body::Initialize,
+                "initialize" | "server/discover" => Body::Initialize,
                 _ => Body::Empty,
             }
         };

@@ -37,7 +37,10 @@ pub(crate) fn message(session: &Session, message: &[u8]) -> Outcome {
 }
 
 #[cfg(feature = "http")]
-pub(crate) use http::{Asked, ErrorBody, Head, Passage, error_body, event, head, inert, shown};
+pub(crate) use http::{
+    Asked, ErrorBody, Head, Passage, answering, error_body, error_message, event, head, inert,
+    shown,
+};
 
 #[cfg(feature = "http")]
 mod http {
@@ -118,6 +121,40 @@ mod http {
             BodyKind::Json => Head::Json,
             BodyKind::Other => Head::Inert,
         }
+    }
+
+    /// One message of a JSON body answering a POST that carried the requests `requests`: read
+    /// by the session as [`message`](super::message) reads it, but for an error whose id is
+    /// `null`, which answers those of them still waiting, neutralised
+    /// ([`Session::unnamed_error`]).
+    pub(crate) fn answering(
+        session: &Session,
+        message: &[u8],
+        requests: &[Box<RawValue>],
+    ) -> Outcome {
+        if super::OPEN {
+            return Outcome::as_it_came();
+        }
+        session
+            .unnamed_error(message, requests, false)
+            .unwrap_or_else(|| session.upstream_line(message))
+    }
+
+    /// One message of an error status's body (see [`Head::Error`]), answering what carried
+    /// the requests `requests` (none, for a GET or a `DELETE`): as [`answering`] reads it, and
+    /// an error whose id is `null` that no request waits on passes too, neutralised, for a
+    /// client shows such a body whole.
+    pub(crate) fn error_message(
+        session: &Session,
+        message: &[u8],
+        requests: &[Box<RawValue>],
+    ) -> Outcome {
+        if super::OPEN {
+            return Outcome::as_it_came();
+        }
+        session
+            .unnamed_error(message, requests, true)
+            .unwrap_or_else(|| session.upstream_line(message))
     }
 
     /// What one event of an event stream is.

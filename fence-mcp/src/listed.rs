@@ -1,5 +1,5 @@
-//! What a server says about itself: its lists of tools and prompts, its `initialize`
-//! instructions, a prompt's description. Not fenced (the model must read them as the
+//! What a server says about itself: its lists of tools and prompts, its instructions (in
+//! answer to `initialize` or `server/discover`), a prompt's description. Not fenced (the model must read them as the
 //! server's guidance), but their markers neutralised, and held to the pin when there is one.
 //! A message with nothing to neutralise and nothing withheld is forwarded as it came.
 
@@ -147,10 +147,40 @@ fn words(value: &RawValue, path: &str, out: &mut Vec<u8>) -> Written {
     neutralise_into(value, out).map_err(|why| Malformed::at(path, &why.problem()))
 }
 
-/// An `initialize` result: its `instructions` neutralised, or left out when the pin withholds
-/// them.
-pub(crate) fn initialize(
+/// A result in which the server introduces itself: `initialize`'s, or the 2026-07-28
+/// protocol's `server/discover`'s. Both carry the server's `instructions` (guidance a client
+/// may hand its model) and say who the server is, each in its own place; both are treated
+/// alike, so a server cannot pass unneutralised or unpinned instructions through the one the
+/// proxy would otherwise not know.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Introduction {
+    /// `initialize`: who the server is in `serverInfo`.
+    Initialize,
+    /// `server/discover`: who the server is in `_meta["io.modelcontextprotocol/serverInfo"]`.
+    Discover,
+}
+
+/// The key of `server/discover`'s `_meta` member that says who the server is.
+const SERVER_INFO_META: &str = "io.modelcontextprotocol/serverInfo";
+
+impl Introduction {
+    /// The object of `result` (an introduction of this kind) that says who the server is
+    /// (`name`, `version`), when there is one.
+    pub(crate) fn server_info<'a>(self, result: &Members<'a>) -> Option<Members<'a>> {
+        let one = |members: &Members<'a>, key: &str| members.one(key).ok().flatten();
+        let info = match self {
+            Introduction::Initialize => one(result, "serverInfo")?,
+            Introduction::Discover => one(&Members::of(one(result, "_meta")?)?, SERVER_INFO_META)?,
+        };
+        Members::of(info)
+    }
+}
+
+/// An introduction's result (`initialize`'s or `server/discover`'s): its `instructions`
+/// neutralised, or left out when the pin withholds them.
+pub(crate) fn introduction(
     raw: &RawValue,
+    kind: Introduction,
     pin: Option<&Pinning>,
     fencing: &mut Fencing,
     out: &mut Vec<u8>,
@@ -163,11 +193,7 @@ pub(crate) fn initialize(
         .map_err(|_| Malformed("the result has two `instructions` members".into()))?;
     let withhold = match pin {
         Some(pin) => {
-            let info = members
-                .one("serverInfo")
-                .ok()
-                .flatten()
-                .and_then(Members::of);
+            let info = kind.server_info(&members);
             let info = |key: &str| {
                 info.as_ref()
                     .and_then(|info| info.string(key))

@@ -269,9 +269,10 @@ impl Options {
 
     /// Pins the server's definitions in the file at `path`: its tools (name, title,
     /// description, input and output schemas, annotations), its prompts (name, title,
-    /// description, arguments) and its `initialize` instructions. When the file does not exist,
-    /// what the server says is recorded into it (trust on first use) and forwarded; after
-    /// that, every list page and `initialize` answer is compared with it by meaning (key order,
+    /// description, arguments) and its instructions (of `initialize` and `server/discover`
+    /// alike). When the file does not exist, what the server says is recorded into it (trust
+    /// on first use) and forwarded; after that, every list page and `initialize` or
+    /// `server/discover` answer is compared with it by meaning (key order,
     /// whitespace and number spellings do not count), and `mode` says what a difference does.
     /// A file that cannot be read makes [`run`](crate::run) fail at start.
     ///

@@ -1,6 +1,7 @@
 //! Tool-definition pinning: what a server says about itself (its tools, its prompts, its
-//! `initialize` instructions), recorded in a file the first time it is seen, and compared by
-//! meaning with every list page and `initialize` answer after that.
+//! instructions, in answer to `initialize` or `server/discover`), recorded in a file the first
+//! time it is seen, and compared by meaning with every list page and every such answer after
+//! that.
 //!
 //! - **Enforce** (the default): an item that is new, or whose definition changed, is left out
 //!   of the list the client receives, and a call to it is refused by the proxy; changed
@@ -310,8 +311,9 @@ impl Pinning {
         ))
     }
 
-    /// An `initialize` answer's server name and version, and its instructions (`None` when
-    /// it has none): whether to withhold the instructions, and what to report.
+    /// An `initialize` (or `server/discover`) answer's server name and version, and its
+    /// instructions (`None` when it has none): whether to withhold the instructions, and what
+    /// to report.
     pub(crate) fn initialize(
         &self,
         server: (Option<String>, Option<String>),

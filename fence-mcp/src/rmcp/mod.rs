@@ -6,7 +6,7 @@
 //! proxy's own session: every message the server sends passes the table `fence mcp` applies
 //! before rmcp reads it, by the same code, so every method of the client hands out what the
 //! proxy would have passed on — tool results and resources fenced, tool and prompt words and
-//! `initialize`'s instructions and every error neutralised, what cannot be fenced withheld. A
+//! the instructions of `initialize` and `server/discover` and every error neutralised, what cannot be fenced withheld. A
 //! runtime holding a `FencedClient` cannot forget to fence, and there is no unfenced client in
 //! it to reach. [`fence_call_tool_result`] and [`tool_output`] fence one result received some
 //! other way.

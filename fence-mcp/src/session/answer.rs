@@ -208,18 +208,18 @@ impl Session {
                 out,
             ),
             Asked::GetPrompt(_) => listed::prompt(result, out),
-            Asked::Initialize => {
+            Asked::Introduce(kind) => {
                 let mut state = self.state();
                 if !state.named {
                     let server = Members::of(result)
-                        .and_then(|result| Members::of(result.one("serverInfo").ok()??))
+                        .and_then(|result| kind.server_info(&result))
                         .and_then(|info| info.string("name"));
                     if let Some(server) = server.filter(|name| !name.trim().is_empty()) {
                         state.name = server.into_owned();
                     }
                 }
                 drop(state);
-                listed::initialize(result, self.pin.as_deref(), fencing, out)
+                listed::introduction(result, *kind, self.pin.as_deref(), fencing, out)
             }
             Asked::Other => Ok(json::keep(result, out)),
         }

@@ -6,12 +6,15 @@ use std::borrow::Cow;
 use serde_json::value::RawValue;
 
 use crate::json::{self, Members};
+use crate::listed::Introduction;
 use crate::said::shown;
 
 /// What a client's request asked, as far as fencing its answer goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Asked {
-    Initialize,
+    /// `initialize`, or the 2026-07-28 protocol's `server/discover`: the server introduces
+    /// itself, and its `instructions` are neutralised and held to the pin.
+    Introduce(Introduction),
     /// `tools/call` of this tool.
     CallTool(String),
     /// `tasks/result` of this task (the 2025-11-25 protocol's tasks).
@@ -63,7 +66,7 @@ impl Pending {
             | Asked::TaskGet(text)
             | Asked::TaskCancel(text)
             | Asked::ReadResource(text) => text.as_ref().map_or(0, String::len),
-            Asked::Initialize
+            Asked::Introduce(_)
             | Asked::TaskList
             | Asked::ListTools { .. }
             | Asked::ListPrompts { .. }
@@ -106,7 +109,8 @@ pub(super) fn asked(method: &str, params: Option<&RawValue>) -> Result<Asked, St
             .is_none_or(|cursor| cursor.get() == "null")
     };
     Ok(match method {
-        "initialize" => Asked::Initialize,
+        "initialize" => Asked::Introduce(Introduction::Initialize),
+        "server/discover" => Asked::Introduce(Introduction::Discover),
         "tools/call" => Asked::CallTool(param("name")?.unwrap_or_default()),
         "tasks/result" => Asked::TaskResult(param("taskId")?),
         "tasks/get" => Asked::TaskGet(param("taskId")?),

@@ -27,6 +27,8 @@ use crate::said::{excerpt, shown};
 mod answer;
 mod asked;
 mod oversized;
+#[cfg(feature = "http")]
+mod unnamed;
 
 use asked::{Asked, Pending, asked};
 pub(crate) use oversized::Skimmed;
@@ -536,16 +538,7 @@ impl Session {
     /// is waiting (it was answered, or cancelled, which wants no answer).
     #[cfg(feature = "http")]
     pub(crate) fn abandon(&self, id: &RawValue, why: &str) -> Option<Vec<u8>> {
-        let keys = ids::keys(id).ok()?;
-        let mut state = self.state();
-        let Found::One(handle) = state.client.find(&keys) else {
-            return None;
-        };
-        if state.client.get_mut(handle)?.id.get() != id.get() {
-            return None;
-        }
-        let pending = state.client.remove(handle)?;
-        drop(state);
+        let pending = self.take_exactly(id)?;
         (!pending.cancelled).then(|| {
             error_reply(
                 &pending.id,

@@ -22,7 +22,7 @@ use tokio::sync::mpsc;
 use tokio::task::{AbortHandle, JoinSet};
 
 use crate::engine::{Deliver, Engine, collected, deliver, report};
-use crate::gate::{self, Asked, Head, Passage};
+use crate::gate::{self, Asked, ErrorBody, Head, Passage};
 use crate::json::Members;
 use crate::lines::next_outcome;
 use crate::options::{Options, RemoteServer};
@@ -31,7 +31,7 @@ use crate::upstream::url::{Aside, Remote, Unread, error_chain, read_whole};
 use crate::wire::header::{LAST_EVENT_ID, METHOD, NAME, PROTOCOL_VERSION, SESSION_ID};
 use crate::wire::message::{ParamHeaders, Sent, header_value};
 use crate::wire::sse::{Event, Framed, Framer};
-use crate::wire::{BodyKind, EVENT_STREAM, answers, posting};
+use crate::wire::{EVENT_STREAM, answers, posting};
 
 /// How many requests the client may have in flight at once; its next waits until one is
 /// answered.
@@ -340,7 +340,7 @@ impl Link {
         initialize: bool,
     ) {
         let mut read = match response {
-            Ok(response) => self.read_response(response, initialize, sent.batch).await,
+            Ok(response) => self.read_response(response, initialize, sent).await,
             Err(err) => Read::failed(self.unreachable(&err)),
         };
         let (mut tries, mut total) = (0, 0);
@@ -405,22 +405,23 @@ impl Link {
         &self,
         response: reqwest::Response,
         initialize: bool,
-        batch: bool,
+        sent: &Sent,
     ) -> Read {
         let head = gate::head(Asked::Post, response.status(), response.headers());
         if head == Head::Events {
             return self.read_stream(response, initialize).await;
         }
-        Read::failed_or_done(self.read_other(response, head, initialize, batch).await)
+        Read::failed_or_done(self.read_other(response, head, initialize, sent).await)
     }
 
-    /// Reads a response that is not an event stream; what stopped it from answering.
+    /// Reads a response that is not an event stream, answering `sent`; what stopped it from
+    /// answering.
     async fn read_other(
         &self,
         response: reqwest::Response,
         head: Head,
         initialize: bool,
-        batch: bool,
+        sent: &Sent,
     ) -> Option<String> {
         let status = response.status();
         if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN {
@@ -439,6 +440,8 @@ impl Link {
                 self.remote.url()
             );
             self.note_once("expired", &why);
+            // The upstream's own error, when it sent one, answers the requests.
+            let _ = self.read_error(response, initialize, sent).await;
             return Some(why);
         }
         match head {
@@ -446,47 +449,79 @@ impl Link {
                 self.note_once("withheld", why);
                 Some(why.to_owned())
             }
-            // A JSON body of an error status still carries JSON-RPC (an error for a request).
-            Head::Json => self.read_json(response, initialize, batch).await,
-            Head::Error if BodyKind::of(response.headers()) == BodyKind::Json => {
-                self.read_json(response, initialize, batch).await
-            }
+            Head::Json => self.read_json(response, initialize, sent).await,
+            // The body of an error status still carries JSON-RPC (an error for a request, or
+            // one with no id for the POST's requests), whatever its type says.
+            Head::Error => self.read_error(response, initialize, sent).await,
             // Nothing a client reads as messages: nothing for a stdio client.
             Head::Inert => None,
-            // An event stream of an error status is not read.
-            Head::Events | Head::Error => Some(format!(
+            // Never for a POST's answer, which `read_response` reads as a stream.
+            Head::Events => Some(format!(
                 "the upstream {} answered {status}",
                 self.remote.url()
             )),
         }
     }
 
-    /// Reads a JSON response into the session, each of its [`answers`] a line of its own.
+    /// A response's body, whole; why not, reported, when it cannot be read.
+    async fn body(&self, response: reqwest::Response) -> Result<Vec<u8>, String> {
+        match read_whole(response, self.limit).await {
+            Ok(body) => Ok(body),
+            Err(Unread::OverLimit(limit)) => {
+                let why = Unread::over_limit(limit);
+                report(&self.session, &why);
+                Err(why)
+            }
+            Err(Unread::Broke(err)) => Err(self.unreachable(&err)),
+        }
+    }
+
+    /// Reads an error status's body, answering `sent`: its JSON-RPC messages through the gate
+    /// into the session, anything else not at all (no client reads it as messages). Says
+    /// what stopped it from answering: the status.
+    async fn read_error(
+        &self,
+        response: reqwest::Response,
+        initialize: bool,
+        sent: &Sent,
+    ) -> Option<String> {
+        let status = response.status();
+        let body = match self.body(response).await {
+            Ok(body) => body,
+            Err(why) => return Some(why),
+        };
+        if let ErrorBody::Messages(messages) = gate::error_body(&body) {
+            for message in messages {
+                let read = gate::answering(&self.session, message, &sent.requests);
+                self.upstream_message(message, initialize, Some(read)).await;
+            }
+        }
+        Some(format!(
+            "the upstream {} answered {status}",
+            self.remote.url()
+        ))
+    }
+
+    /// Reads a JSON response answering `sent` into the session, each of its [`answers`] a
+    /// line of its own.
     async fn read_json(
         &self,
         response: reqwest::Response,
         initialize: bool,
-        batch: bool,
+        sent: &Sent,
     ) -> Option<String> {
-        let status = response.status();
-        let body = match read_whole(response, self.limit).await {
+        let body = match self.body(response).await {
             Ok(body) => body,
-            Err(Unread::OverLimit(limit)) => {
-                let why = Unread::over_limit(limit);
-                report(&self.session, &why);
-                return Some(why);
-            }
-            Err(Unread::Broke(err)) => return Some(self.unreachable(&err)),
+            Err(why) => return Some(why),
         };
         if body.iter().all(u8::is_ascii_whitespace) {
-            return (!status.is_success())
-                .then(|| format!("the upstream {} answered {status}", self.remote.url()));
+            return None;
         }
-        for message in answers(&body, batch) {
-            self.upstream_message(message, initialize, None).await;
+        for message in answers(&body, sent.batch) {
+            let read = gate::answering(&self.session, message, &sent.requests);
+            self.upstream_message(message, initialize, Some(read)).await;
         }
-        (!status.is_success())
-            .then(|| format!("the upstream {} answered {status}", self.remote.url()))
+        None
     }
 
     /// Reads a stream's events until it ends or breaks off.

@@ -6,6 +6,7 @@
 mod agent_turn;
 mod client;
 mod common;
+mod discover;
 #[cfg(feature = "rmcp")]
 mod fenced_client;
 mod http_direct;

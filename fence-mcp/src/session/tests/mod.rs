@@ -379,3 +379,4 @@ fn the_servers_words_in_the_proxys_own_errors_are_neutralised() {
 }
 
 mod content;
+mod newer;

@@ -281,8 +281,11 @@ impl Reverse {
                 };
                 let mut messages = extra;
                 if !body.iter().all(u8::is_ascii_whitespace) {
+                    let read = |session: &Session, message: &[u8]| {
+                        gate::answering(session, message, &sent.requests)
+                    };
                     messages.extend(
-                        self.read_messages(&session, answers(&body, sent.batch))
+                        self.read_messages(&session, answers(&body, sent.batch), read)
                             .await,
                     );
                 }
@@ -303,32 +306,8 @@ impl Reverse {
                     .unwrap_or_else(|_| broken())
             }
             Head::Error => {
-                let body = match self.whole(response, &session, front).await {
-                    Ok(body) => body,
-                    Err(why) => return withheld(&session, &sent, extra, &why),
-                };
-                let (body, kind) = match gate::error_body(&body) {
-                    ErrorBody::Messages(messages) => {
-                        let mut read = extra;
-                        read.extend(self.read_messages(&session, messages).await);
-                        // No client reads a message from an error status, and the TypeScript
-                        // SDK shows the whole body: the fence's own markers too are neutralised.
-                        (gate::shown(&joined(read)), BodyKind::Json)
-                    }
-                    ErrorBody::Neutralised { body, json: true } => (body, BodyKind::Json),
-                    ErrorBody::Neutralised { body, json: false } => (body, BodyKind::Other),
-                    ErrorBody::Unreadable(why) => {
-                        report(&session, &why);
-                        return withheld(&session, &sent, extra, &why);
-                    }
-                };
-                // The client reads the status as its requests' failure: none is waiting.
-                let _ = abandoned(&session, &sent.requests, "");
-                let head = match kind.content_type() {
-                    Some(json) => head.header(http::header::CONTENT_TYPE, json),
-                    None => head,
-                };
-                head.body(full(body)).unwrap_or_else(|_| broken())
+                self.error_response(head, response, &session, (&sent, extra), front)
+                    .await
             }
             // `202 Accepted` for requests: their answers come on another stream (the client's
             // GET), where the proxy reads them; the body, which no client reads, neutralised.
@@ -345,6 +324,49 @@ impl Reverse {
                 .body(neutralised(response))
                 .unwrap_or_else(|_| broken()),
         }
+    }
+
+    /// The client's response to an error status's `response` (`head` its head so far),
+    /// answering `sent` and the proxy's own answers `extra`: the body read by its content
+    /// ([`gate::error_body`]), its messages through the gate (an error with no id answering
+    /// the requests of `sent`), and all of it neutralised, for clients show it whole.
+    async fn error_response(
+        &self,
+        head: http::response::Builder,
+        response: reqwest::Response,
+        session: &Session,
+        (sent, extra): (&Sent, Vec<Vec<u8>>),
+        front: &Listening,
+    ) -> Response<Body> {
+        let body = match self.whole(response, session, front).await {
+            Ok(body) => body,
+            Err(why) => return withheld(session, sent, extra, &why),
+        };
+        let (body, kind) = match gate::error_body(&body) {
+            ErrorBody::Messages(messages) => {
+                let each = |session: &Session, message: &[u8]| {
+                    gate::error_message(session, message, &sent.requests)
+                };
+                let mut read = extra;
+                read.extend(self.read_messages(session, messages, each).await);
+                // No client reads a message from an error status, and the TypeScript SDK
+                // shows the whole body: the fence's own markers too are neutralised.
+                (gate::shown(&joined(read)), BodyKind::Json)
+            }
+            ErrorBody::Neutralised { body, json: true } => (body, BodyKind::Json),
+            ErrorBody::Neutralised { body, json: false } => (body, BodyKind::Other),
+            ErrorBody::Unreadable(why) => {
+                report(session, &why);
+                return withheld(session, sent, extra, &why);
+            }
+        };
+        // The client reads the status as its requests' failure: none is waiting.
+        let _ = abandoned(session, &sent.requests, "");
+        let head = match kind.content_type() {
+            Some(json) => head.header(http::header::CONTENT_TYPE, json),
+            None => head,
+        };
+        head.body(full(body)).unwrap_or_else(|_| broken())
     }
 
     /// A response's body whole, up to the limit; why not, reported, when it cannot be.
@@ -366,13 +388,18 @@ impl Reverse {
         })
     }
 
-    /// The messages of a body, each read through the session: what goes to the client. The
-    /// proxy's own answers to the upstream's requests among them are sent.
-    async fn read_messages(&self, session: &Session, messages: Vec<&[u8]>) -> Vec<Vec<u8>> {
+    /// The messages of a body, each read through the gate by `read`: what goes to the client.
+    /// The proxy's own answers to the upstream's requests among them are sent.
+    async fn read_messages(
+        &self,
+        session: &Session,
+        messages: Vec<&[u8]>,
+        read: impl Fn(&Session, &[u8]) -> crate::session::Outcome,
+    ) -> Vec<Vec<u8>> {
         let headers = session_headers(&HeaderMap::new());
         let mut out = Vec::new();
         for message in messages {
-            let outcome = gate::message(session, message);
+            let outcome = read(session, message);
             let mut replies = Vec::new();
             out.extend(collected(session, outcome, message, |reply| {
                 replies.push(reply);

@@ -550,6 +550,7 @@ async fn listen_initialize(front: &Listening) -> Option<String> {
     session
 }
 
+mod answers;
 mod child;
 mod eras;
 mod failures;

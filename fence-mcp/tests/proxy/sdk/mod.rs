@@ -42,6 +42,8 @@ use std::sync::OnceLock;
 use fence_runtime::{Source, neutralise, parse};
 use serde_json::{Value, json};
 
+// MCP Apps: a real app server's view, directly and through `fence mcp`.
+mod apps;
 // The Python SDK over Streamable HTTP, directly.
 pub(crate) mod http;
 // The Python SDK over Streamable HTTP, through `fence mcp --listen`.
