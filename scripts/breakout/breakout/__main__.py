@@ -32,6 +32,7 @@ def _arguments(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--cache", default="target/breakout/cache", help="where the AgentDojo corpus is cached")
     parser.add_argument("--jobs", type=int, default=2, help="`fence wrap` processes at a time")
     parser.add_argument("--seed", type=int, default=0, help="the adaptive corpus's and OpenClaw's ids' seed")
+    parser.add_argument("--families", help="only these adaptive families (comma-separated), e.g. exact,casing")
     parser.add_argument("--json", help="also write every tally, with the failing families, to this file")
     parser.add_argument("--breakdown", action="store_true", help="after the lines, the families that broke out")
     return parser.parse_args(argv)
@@ -75,6 +76,9 @@ def main(argv: list[str]) -> int:
                 results = agentdojo_results
             else:
                 results = adaptive.corpus(name, args.seed)
+                if args.families:
+                    keep = set(args.families.split(","))
+                    results = [result for result in results if result.family in keep]
             started = time.monotonic()
             tally = Tally()
             try:

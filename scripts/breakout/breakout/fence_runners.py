@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -36,7 +37,17 @@ def _wrap_one(binary: str, result: Result) -> tuple[Block, ...]:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
-    assert process.stdin is not None
+    assert process.stdin is not None and process.stdout is not None and process.stderr is not None
+    # `fence wrap` writes as it reads: its output is read on threads of their own while the
+    # input is written, or a large result would fill both pipes and stop both processes.
+    out: list[bytes] = []
+    err: list[bytes] = []
+    readers = [
+        threading.Thread(target=lambda: out.append(process.stdout.read())),  # type: ignore[union-attr]
+        threading.Thread(target=lambda: err.append(process.stderr.read())),  # type: ignore[union-attr]
+    ]
+    for reader in readers:
+        reader.start()
     try:
         if result.delivery == "whole":
             process.stdin.write(result.text.encode())
@@ -46,16 +57,16 @@ def _wrap_one(binary: str, result: Result) -> tuple[Block, ...]:
                 process.stdin.flush()
                 time.sleep(CHUNK_PAUSE_SECONDS)
         process.stdin.close()
-        out = process.stdout.read() if process.stdout else b""
-        err = process.stderr.read() if process.stderr else b""
         status = process.wait(CALL_TIMEOUT_SECONDS)
+        for reader in readers:
+            reader.join(CALL_TIMEOUT_SECONDS)
     finally:
         if process.poll() is None:
             process.kill()
             process.wait()
     if status != 0:
-        raise FenceError(f"`fence wrap` exited with {status}: {err.decode(errors='replace').strip()}")
-    return (Fence().parse(out.decode("utf-8")),)
+        raise FenceError(f"`fence wrap` exited with {status}: {b''.join(err).decode(errors='replace').strip()}")
+    return (Fence().parse(b"".join(out).decode("utf-8")),)
 
 
 def fence_wrap(binary: str, results: Iterable[Result], jobs: int = 2) -> Iterator[tuple[Result, tuple[Block, ...]]]:

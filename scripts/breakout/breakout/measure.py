@@ -103,6 +103,12 @@ class Tally:
     def __post_init__(self) -> None:
         self.families: dict[str, list[int]] = {}
         self.examples: list[tuple[str, str]] = []
+        self.overheads: list[int] = []
+
+    def median_overhead(self) -> int:
+        """The median of the results' overheads, in bytes (0 for no result)."""
+        ordered = sorted(self.overheads)
+        return ordered[len(ordered) // 2] if ordered else 0
 
     def add(self, result: Result, outcome: Outcome) -> None:
         """Counts one result."""
@@ -112,6 +118,7 @@ class Tally:
         self.recovered += outcome.recovered
         self.labelled += outcome.labelled
         self.overhead += outcome.overhead
+        self.overheads.append(outcome.overhead)
         family = self.families.setdefault(result.family or "-", [0, 0, 0, 0])
         family[0] += 1
         family[1] += outcome.breakout_own

@@ -20,11 +20,11 @@ def _percent(part: int, whole: int) -> str:
 def table(tallies: list[tuple[str, str, Tally]]) -> str:
     """A Markdown table of every scheme on every corpus."""
     lines = [
-        "| scheme | corpus | results | breakouts, own rule | breakouts, spec rule | recovered | labelled | overhead, bytes per result |",
+        "| scheme | corpus | results | breakouts, own rule | breakouts, spec rule | recovered | labelled | overhead, bytes per result: median (mean) |",
         "|---|---|---:|---:|---:|---:|---:|---:|",
     ]
     for scheme, corpus, tally in tallies:
-        overhead = f"{tally.overhead / tally.results:.0f}" if tally.results else "-"
+        overhead = f"{tally.median_overhead():,} ({tally.overhead / tally.results:,.0f})" if tally.results else "-"
         lines.append(
             f"| {scheme} | {corpus} | {tally.results:,} | {tally.breakouts_own:,} | {tally.breakouts_spec:,} "
             f"| {_percent(tally.recovered, tally.results)} | {_percent(tally.labelled, tally.results)} | {overhead} |"
