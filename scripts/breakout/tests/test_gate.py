@@ -20,7 +20,7 @@ HERE = Path(__file__).resolve().parent.parent
 
 def _run(fence: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "breakout", "--fence", fence, "--corpus", "adaptive", "--schemes", "fence,fence-mcp", "--families", "exact,casing"],
+        [sys.executable, "-m", "breakout", "--fence", fence, "--corpus", "adaptive", "--schemes", "fence,fence-mcp", "--families", "exact,nested"],
         cwd=HERE,
         capture_output=True,
         text=True,
