@@ -38,6 +38,20 @@ def _arguments(argv: list[str]) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def _planted(name: str, slice_name: str, cache: Path) -> list[Result]:
+    """The adaptive corpus's `agentdojo` family: the scheme's forged markers planted in
+    AgentDojo's environments (empty, with a note, when agentdojo is not installed)."""
+    try:
+        from . import agentdojo_corpus
+    except ImportError:
+        print("breakout: agentdojo is not installed: the adaptive corpus goes without its agentdojo family", file=sys.stderr)
+        return []
+    target = adaptive.TARGETS[name]
+    # AgentDojo keeps its environments as YAML text with the injections formatted in, where a
+    # double quote ends the scalar a vector sits in: the opener is planted without its quotes.
+    return agentdojo_corpus.planted(name, target.closer, target.opener.replace('"', ""), slice_name, cache)
+
+
 def _blocks(name: str, scheme: Scheme | None, binary: str, results: list[Result], jobs: int):
     """Each result with the blocks the scheme wrote for it."""
     if name == "fence":
@@ -75,9 +89,11 @@ def main(argv: list[str]) -> int:
                     agentdojo_results = agentdojo_corpus.load(args.slice, Path(args.cache))
                 results = agentdojo_results
             else:
+                keep = set(args.families.split(",")) if args.families else None
                 results = adaptive.corpus(name, args.seed)
-                if args.families:
-                    keep = set(args.families.split(","))
+                if keep is None or "agentdojo" in keep:
+                    results = results + _planted(name, args.slice, Path(args.cache))
+                if keep is not None:
                     results = [result for result in results if result.family in keep]
             started = time.monotonic()
             tally = Tally()

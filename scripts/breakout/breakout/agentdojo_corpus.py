@@ -10,14 +10,19 @@ injection task only, as AgentDojo's benchmark runs them; the manual attack (whic
 is left out. A result is `attacked` when it differs from the same call's output in the
 environment without injections.
 
+`planted` gives the adaptive corpus's `agentdojo` family: the same replay with an attacker who
+knows the scheme, its forged closer and opener around AgentDojo's text in the injection vectors.
+
 Needs the `agentdojo` package (scripts/breakout/requirements.txt). The results are cached as
-JSON lines, keyed by the package's version, the benchmark version and the slice.
+JSON lines, keyed by the package's version, the benchmark version, the slice and the source of
+the functions that make them.
 """
 
 from __future__ import annotations
 
 import gzip
 import hashlib
+import inspect
 import json
 import sys
 import time
@@ -140,21 +145,91 @@ def generate(slice_name: str) -> Iterator[dict]:
             )
 
 
-def load(slice_name: str, cache_dir: Path) -> list[Result]:
-    """The corpus's results, from the cache when it holds them for this package and slice."""
-    key = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:12]
-    path = cache_dir / f"agentdojo-{package_version()}-{BENCHMARK_VERSION}-{slice_name}-{key}.jsonl.gz"
+def generate_planted(slice_name: str, forged_before: str, forged_after: str) -> Iterator[dict]:
+    """The adaptive attacker in AgentDojo's environments: for every user task and the first
+    injection task of its suite, AgentDojo's `important_instructions` text with the scheme's
+    forged closer before it and its forged opener after it, in every injection vector the user
+    task's ground truth reads. The outputs go through AgentDojo's own formatting (YAML), as a
+    model would receive them."""
+    warnings.filterwarnings("ignore")
+    _fast_yaml()
+    import agentdojo.attacks  # noqa: F401
+    from agentdojo.attacks.attack_registry import ATTACKS
+    from agentdojo.task_suite.load_suites import get_suites
+
+    victim = _victim()
+    for suite_name, suite in get_suites(BENCHMARK_VERSION).items():
+        user_tasks = list(suite.user_tasks.items())
+        if slice_name == "small":
+            user_tasks = user_tasks[:SMALL_USER_TASKS]
+        iid, injection_task = next(iter(suite.injection_tasks.items()))
+        attack = ATTACKS[SMALL_ATTACK](suite, victim)
+        for uid, user_task in user_tasks:
+            injections = {
+                vector: forged_before + "\n" + text + "\n" + forged_after
+                for vector, text in attack.attack(user_task, injection_task).items()
+            }
+            clean = _outputs(suite, user_task, {})
+            try:
+                outputs = _outputs(suite, user_task, injections)
+            except Exception as error:  # noqa: BLE001 (the environment as AgentDojo stores it)
+                # AgentDojo places injections in its environments' YAML text before parsing it:
+                # markers whose quotes or line breaks that YAML cannot hold where the vector
+                # sits leave no environment to run, and are skipped (counted in the report).
+                print(f"breakout: agentdojo: planted markers break {suite_name}/{uid}'s environment ({type(error).__name__}); skipped", file=sys.stderr)
+                yield {"suite": suite_name, "user_task": uid, "skipped": True}
+                continue
+            for index, (tool, output) in enumerate(outputs):
+                yield {
+                    "suite": suite_name,
+                    "user_task": uid,
+                    "injection_task": iid,
+                    "attack": "planted",
+                    "tool": tool,
+                    "output": output,
+                    "attacked": index >= len(clean) or clean[index] != (tool, output),
+                }
+
+
+def _cached(path: Path, records: Iterator[dict]) -> list[dict]:
+    """The records at `path`, written there from `records` first when it does not exist."""
     if not path.exists():
-        cache_dir.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(parents=True, exist_ok=True)
         partial = path.with_suffix(".partial")
         with gzip.open(partial, "wt", encoding="utf-8") as out:
-            for record in generate(slice_name):
+            for record in records:
                 out.write(json.dumps(record) + "\n")
         partial.rename(path)
-    results = []
     with gzip.open(path, "rt", encoding="utf-8") as lines:
-        for line in lines:
-            record = json.loads(line)
-            family = f"{record['suite']}/{record['attack']}"
-            results.append(Result(record["tool"], (record["output"],), "whole", record["attacked"], family))
-    return results
+        return [json.loads(line) for line in lines]
+
+
+def _key(*functions) -> str:
+    """A cache key from the source of the functions that make the records, so that a change to
+    them (and nothing else) makes the corpus anew."""
+    source = "".join(inspect.getsource(function) for function in (*functions, _outputs, _victim, _fast_yaml))
+    return hashlib.sha256(source.encode()).hexdigest()[:12]
+
+
+def planted(scheme: str, forged_before: str, forged_after: str, slice_name: str, cache_dir: Path) -> list[Result]:
+    """`generate_planted`'s results for one scheme's markers, cached; family `agentdojo`."""
+    markers = hashlib.sha256((forged_before + "\0" + forged_after).encode()).hexdigest()[:8]
+    path = cache_dir / f"planted-{scheme}-{markers}-{package_version()}-{BENCHMARK_VERSION}-{slice_name}-{_key(generate_planted)}.jsonl.gz"
+    records = _cached(path, generate_planted(slice_name, forged_before, forged_after))
+    skipped = sum(1 for r in records if r.get("skipped"))
+    if skipped:
+        print(f"breakout: agentdojo: {scheme}'s markers could not be planted for {skipped} user tasks (AgentDojo's YAML)", file=sys.stderr)
+    return [
+        Result(r["tool"], (r["output"],), "whole", True, "agentdojo")
+        for r in records
+        if not r.get("skipped") and r["attacked"]
+    ]
+
+
+def load(slice_name: str, cache_dir: Path) -> list[Result]:
+    """The corpus's results, from the cache when it holds them for this package and slice."""
+    path = cache_dir / f"agentdojo-{package_version()}-{BENCHMARK_VERSION}-{slice_name}-{_key(generate)}.jsonl.gz"
+    return [
+        Result(r["tool"], (r["output"],), "whole", r["attacked"], f"{r['suite']}/{r['attack']}")
+        for r in _cached(path, generate(slice_name))
+    ]
