@@ -24,6 +24,7 @@ PER_BLOCK = {"fence-mcp", "gemini-cli", "hermes-agent"}
 
 
 def _arguments(argv: list[str]) -> argparse.Namespace:
+    """The command line, read."""
     parser = argparse.ArgumentParser(prog="scripts/breakout/run", description=__doc__)
     parser.add_argument("--fence", required=True, help="the `fence` binary to measure")
     parser.add_argument("--corpus", default="agentdojo,adaptive", help="agentdojo, adaptive, or both (comma-separated)")

@@ -87,6 +87,7 @@ TARGETS["fence-mcp"] = TARGETS["fence"]
 
 
 def _result(family: str, *parts: str, delivery: str = "whole") -> Result:
+    """An attacker's result from the adaptive tool, in `family`."""
     return Result(TOOL, tuple(parts), delivery, True, family)
 
 

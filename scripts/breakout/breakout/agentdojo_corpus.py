@@ -74,6 +74,7 @@ def _victim():
         name = VICTIM_MODEL
 
         def query(self, *args, **kwargs):  # noqa: ANN002, ANN003
+            """Refuses: the benchmark runs no model."""
             raise RuntimeError("the breakout benchmark runs no model")
 
     return Victim()

@@ -62,6 +62,7 @@ class FenceToolOutputs(BasePipelineElement):
     """Fences the tool results that end the conversation, one `fence wrap` each."""
 
     def __init__(self, fence: str = "fence") -> None:
+        """An element that runs the `fence` binary at `fence` (a name on PATH, or a path)."""
         self.fence = fence
 
     def query(
@@ -72,6 +73,7 @@ class FenceToolOutputs(BasePipelineElement):
         messages: Sequence[ChatMessage] = [],
         extra_args: dict = {},  # noqa: B006 (AgentDojo's signature)
     ) -> tuple[str, FunctionsRuntime, Env, Sequence[ChatMessage], dict]:
+        """The conversation with its trailing tool results fenced; everything else as it was."""
         out = list(messages)
         index = len(out) - 1
         while index >= 0 and out[index]["role"] == "tool":
@@ -115,6 +117,7 @@ def pipeline(llm: BasePipelineElement, defence: str, fence: str, name: str) -> A
 
 
 def _arguments(argv: list[str]) -> argparse.Namespace:
+    """The command line, read."""
     parser = argparse.ArgumentParser(prog="scripts/breakout/run model", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--fence", required=True, help="the `fence` binary")
     parser.add_argument("--base-url", required=True, help="the OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1")

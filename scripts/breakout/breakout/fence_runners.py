@@ -86,6 +86,7 @@ class FenceMcp:
     """`fence mcp -- python3 mcp_corpus_server.py`, driven as an MCP client over stdio."""
 
     def __init__(self, binary: str) -> None:
+        """Starts the proxy in front of the corpus server and opens the MCP session."""
         server = Path(__file__).with_name("mcp_corpus_server.py")
         self.process = subprocess.Popen(
             [binary, "mcp", "--", sys.executable, str(server)],

@@ -50,6 +50,8 @@ def _forged(markers: list[tuple[int, int]], block: Block) -> bool:
 
 
 def _breakout(scheme: Scheme, blocks: tuple[Block, ...], attacked: bool, rule: str) -> bool:
+    """Whether the blocks break out by `rule` (`own` or `spec`): a block that is none, attacker
+    text left unwrapped, or a forged marker in a block's content."""
     find = scheme.own_markers if rule == "own" else scheme.spec_markers
     for block in blocks:
         if block.content is None:
@@ -101,6 +103,7 @@ class Tally:
     overhead: int = 0
 
     def __post_init__(self) -> None:
+        """The per-family counts, the first examples that broke out, every overhead."""
         self.families: dict[str, list[int]] = {}
         self.examples: list[tuple[str, str]] = []
         self.overheads: list[int] = []

@@ -6,6 +6,7 @@ from .measure import Tally
 
 
 def _percent(part: int, whole: int) -> str:
+    """`part` of `whole` in percent, never rounded to 100 % or 0 % when it is not."""
     if whole == 0:
         return "-"
     share = 100 * part / whole

@@ -425,6 +425,7 @@ class OpenClaw(Scheme):
     _OPENER = re.compile(r'<<<EXTERNAL_UNTRUSTED_CONTENT id="([0-9a-f]{16})">>>\nSource: ([^\n]*)\n---\n')
 
     def __init__(self, seed: int = 0) -> None:
+        """The ids come from a generator seeded with `seed`, so a run can be repeated."""
         self._random = random.Random(seed)
 
     def sanitise(self, text: str) -> str:

@@ -7,6 +7,8 @@ import unittest
 
 
 class Replay(unittest.TestCase):
+    """The replay of AgentDojo's ground truth."""
+
     def setUp(self) -> None:
         try:
             import agentdojo  # noqa: F401

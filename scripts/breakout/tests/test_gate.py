@@ -19,6 +19,7 @@ HERE = Path(__file__).resolve().parent.parent
 
 
 def _run(fence: str) -> subprocess.CompletedProcess[str]:
+    """The benchmark on two adaptive families, against the `fence` at `fence`."""
     return subprocess.run(
         [sys.executable, "-m", "breakout", "--fence", fence, "--corpus", "adaptive", "--schemes", "fence,fence-mcp", "--families", "exact,nested"],
         cwd=HERE,
@@ -29,6 +30,7 @@ def _run(fence: str) -> subprocess.CompletedProcess[str]:
 
 
 def _shim(directory: str, name: str, real: str, sed: str) -> str:
+    """A broken fence: the real one with `sed` applied to everything it writes."""
     path = Path(directory) / name
     path.write_text(f'#!/bin/sh\n"{real}" "$@" | sed -u \'{sed}\'\n')
     path.chmod(0o755)
@@ -36,6 +38,8 @@ def _shim(directory: str, name: str, real: str, sed: str) -> str:
 
 
 class Gate(unittest.TestCase):
+    """The run's exit status against the real fence and two broken ones."""
+
     def setUp(self) -> None:
         self.fence = os.environ.get("FENCE_BIN", "")
         if not self.fence:

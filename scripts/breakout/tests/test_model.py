@@ -63,6 +63,8 @@ class ScriptedEndpoint(BaseHTTPRequestHandler):
 
 
 class Model(unittest.TestCase):
+    """`run model` against the scripted endpoint."""
+
     def setUp(self) -> None:
         self.fence = os.environ.get("FENCE_BIN", "")
         if not self.fence:

@@ -26,6 +26,7 @@ from breakout.schemes import (
 
 
 def _whole(text: str, tool: str = "t") -> Result:
+    """One whole result of `text` from `tool`."""
     return Result(tool, (text,))
 
 
