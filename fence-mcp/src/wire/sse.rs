@@ -220,6 +220,9 @@ pub(crate) struct Event<'a> {
     data: Option<Cow<'a, [u8]>>,
     /// The last `id` field's value, unless it holds a NUL (which a client ignores).
     id: Option<&'a [u8]>,
+    /// The last `retry` field's value that is all ASCII digits, in milliseconds (a client
+    /// ignores any other): how long the server asks a client to wait before reconnecting.
+    retry: Option<u64>,
     /// Where its one `data` line starts and where its line ending ends, when it has exactly
     /// one (as nearly every event does), so that rewriting it need not read its lines again.
     only_data_line: Option<(usize, usize)>,
@@ -231,11 +234,21 @@ impl<'a> Event<'a> {
         let mut kind: &[u8] = b"";
         let mut data: Option<Cow<'a, [u8]>> = None;
         let mut id = None;
+        let mut retry = None;
         let mut only_data_line = None;
         for (start, end, next) in lines(raw) {
             match field(&raw[start..end]) {
                 Some((b"event", value)) => kind = value,
                 Some((b"id", value)) if !value.contains(&0) => id = Some(value),
+                Some((b"retry", value))
+                    if !value.is_empty() && value.iter().all(u8::is_ascii_digit) =>
+                {
+                    // Digits past u64 are a wait no proxy honours whole: the longest.
+                    retry = Some(value.iter().fold(0u64, |ms, digit| {
+                        ms.saturating_mul(10)
+                            .saturating_add(u64::from(digit - b'0'))
+                    }));
+                }
                 Some((b"data", value)) => match &mut data {
                     None => {
                         data = Some(Cow::Borrowed(value));
@@ -256,6 +269,7 @@ impl<'a> Event<'a> {
             kind,
             data,
             id,
+            retry,
             only_data_line,
         }
     }
@@ -268,6 +282,13 @@ impl<'a> Event<'a> {
     /// The event's id, which a client sends back as `Last-Event-ID` to resume the stream.
     pub(crate) fn id(&self) -> Option<&'a [u8]> {
         self.id
+    }
+
+    /// The reconnection time its `retry` field sets, in milliseconds, as a client reads it:
+    /// the last `retry` field whose value is all ASCII digits (WHATWG HTML; the TypeScript
+    /// SDK's `eventsource-parser` and the Python SDK's `httpx-sse` read it so).
+    pub(crate) fn retry(&self) -> Option<u64> {
+        self.retry
     }
 
     /// The JSON-RPC message this event carries, when it is one: a `message` event (or one
