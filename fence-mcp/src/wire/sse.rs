@@ -430,13 +430,32 @@ fn write_field(name: &[u8], value: &[u8], out: &mut Vec<u8>) {
 /// One event of the proxy's own: `message` (so every client reads it as one) carrying
 /// `message`.
 pub(crate) fn message_event(message: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(message.len() + 24);
+    identified_event(None, message)
+}
+
+/// One event of the proxy's own, as [`message_event`], with the id `id` when there is one (a
+/// client resumes its stream after it).
+pub(crate) fn identified_event(id: Option<&str>, message: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(message.len() + 32);
+    if let Some(id) = id {
+        write_field(b"id", id.as_bytes(), &mut out);
+    }
     out.extend_from_slice(b"event: message\n");
     for (start, end, _) in lines(message) {
         out.extend_from_slice(b"data: ");
         out.extend_from_slice(&message[start..end]);
         out.push(b'\n');
     }
+    out.push(b'\n');
+    out
+}
+
+/// A priming event (SEP-1699): the id `id` and empty data, which a client dispatches nothing
+/// for, yet resumes its stream after.
+pub(crate) fn priming_event(id: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(id.len() + 12);
+    write_field(b"id", id.as_bytes(), &mut out);
+    write_field(b"data", b"", &mut out);
     out.push(b'\n');
     out
 }

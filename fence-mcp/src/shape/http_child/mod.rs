@@ -37,6 +37,7 @@ mod queue;
 mod routes;
 mod server;
 mod stateless;
+mod stream;
 
 use server::Server;
 
@@ -45,7 +46,7 @@ use crate::front::http::{Backend, Body, Listening, empty, read_body, refusal};
 use crate::options::{ChildServer, HttpFront, Options};
 use crate::upstream::reaper::{Reaper, Swept};
 use crate::wire::EVENT_STREAM;
-use crate::wire::header::SESSION_ID;
+use crate::wire::header::{LAST_EVENT_ID, PROTOCOL_VERSION, SESSION_ID};
 use crate::wire::message::Sent;
 
 /// What `Retry-After` says to a client refused for want of a session: a hint, since a session
@@ -163,14 +164,18 @@ impl Children {
                     },
                 };
                 let streams = accepts_stream(&parts.headers);
-                let mut response = server.post(&body, streams).await;
+                let primes = primes(&parts.headers);
+                let mut response = server.post(&body, streams, primes).await;
                 if let Some(id) = new_id.and_then(|id| HeaderValue::from_str(&id).ok()) {
                     response.headers_mut().insert(SESSION_ID, id);
                 }
                 response
             }
             Method::GET => match known {
-                Some(server) => server.listen(),
+                Some(server) => match parts.headers.get(LAST_EVENT_ID) {
+                    Some(last) => server.resume(&String::from_utf8_lossy(last.as_bytes())),
+                    None => server.listen(primes(&parts.headers)),
+                },
                 None => refusal(
                     StatusCode::METHOD_NOT_ALLOWED,
                     -32000,
@@ -369,6 +374,20 @@ fn accepts_stream(headers: &http::HeaderMap) -> bool {
             let kind = kind.split(';').next().unwrap_or("").trim();
             kind.eq_ignore_ascii_case(EVENT_STREAM) || kind == "*/*"
         })
+}
+
+/// The first protocol revision whose clients read a priming event (an event with empty data):
+/// an older client's reader may take it for a message it cannot parse (the official TypeScript
+/// server primes no older client, for that reason).
+const PRIMED_FROM: &str = "2025-11-25";
+
+/// Whether a request's stream starts with a priming event: its `MCP-Protocol-Version` is
+/// [`PRIMED_FROM`] or later (revisions are dates, so they compare as text).
+fn primes(headers: &http::HeaderMap) -> bool {
+    headers
+        .get(PROTOCOL_VERSION)
+        .and_then(|version| version.to_str().ok())
+        .is_some_and(|version| version.trim() >= PRIMED_FROM)
 }
 
 /// A new session's id: 128 random bits, in hex.

@@ -1,5 +1,7 @@
 //! Streams that resume: `--url` reconnecting an upstream's stream after the `retry` its server
-//! asked, with `Last-Event-ID`, for as long as the server keeps it resumable.
+//! asked, with `Last-Event-ID`, for as long as the server keeps it resumable; and
+//! `--listen -- SERVER` giving every event of a session's streams an id, starting each with a
+//! priming event, and resuming a stream a client names with `Last-Event-ID`.
 
 #[allow(clippy::wildcard_imports)]
 use super::*;
@@ -167,4 +169,160 @@ async fn url_keeps_resuming_while_reconnects_bring_events_and_gives_up_after_eig
         "{given_up}"
     );
     assert_eq!(resumes_of(&hostile, 2), 8);
+}
+
+/// The protocol revision whose clients the proxy primes (and the first that reads a priming
+/// event).
+const PRIMED: &str = "2025-11-25";
+
+/// A request of a session of `--listen -- SERVER` as a 2025-11-25 client makes it, accepting
+/// an event stream.
+fn in_session(request: reqwest::RequestBuilder, session: &str) -> reqwest::RequestBuilder {
+    request
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-session-id", session)
+        .header("mcp-protocol-version", PRIMED)
+}
+
+/// The ids of a stream's events, in order.
+fn event_ids(body: &str) -> Vec<String> {
+    body.lines()
+        .filter_map(|line| line.strip_prefix("id: "))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The first event of a response's stream, read as soon as it comes.
+async fn first_event(response: &mut reqwest::Response) -> String {
+    let chunk = tokio::time::timeout(PATIENCE, response.chunk())
+        .await
+        .expect("an event in time")
+        .expect("the stream is read")
+        .expect("the stream has an event");
+    String::from_utf8(chunk.to_vec()).unwrap()
+}
+
+/// The stream resumed after the event `last`: its response.
+async fn resumed(front: &Listening, session: &str, last: &str) -> reqwest::Response {
+    in_session(client().get(&front.url), session)
+        .header("last-event-id", last)
+        .send()
+        .await
+        .expect("the front answers")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn listen_child_streams_are_primed_and_resumed_with_last_event_id() {
+    let server = binaries().server.to_str().unwrap().to_owned();
+    let front = Listening::start(&["--", &server]);
+    let session = super::front::child_session(&front).await;
+
+    // A slow call: its stream starts with a priming event, and the client leaves after it.
+    let slow = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": { "name": "slow", "arguments": { "after_ms": 1000 } },
+    });
+    let mut response = in_session(client().post(&front.url), &session)
+        .header("content-type", "application/json")
+        .body(slow.to_string())
+        .send()
+        .await
+        .unwrap();
+    let priming = first_event(&mut response).await;
+    let id = priming
+        .strip_prefix("id: ")
+        .and_then(|rest| rest.strip_suffix("\ndata:\n\n"))
+        .unwrap_or_else(|| panic!("a priming event first: {priming:?}"))
+        .to_owned();
+    drop(response);
+
+    // Resumed after it: the answer, which came once the client had gone, with an id of the same
+    // stream; then the stream's end.
+    let response = resumed(&front, &session, &id).await;
+    assert_eq!(response.status(), 200);
+    let body = tokio::time::timeout(PATIENCE, response.text())
+        .await
+        .unwrap()
+        .unwrap();
+    let stream = id.split_once('-').unwrap().0;
+    let ids = event_ids(&body);
+    assert_eq!(ids, [format!("{stream}-1")], "{body}");
+    let answer = answer_of(&messages_of(&body), 1);
+    assert_fenced(&answer, "slow");
+
+    // After its last event, nothing more; an id the session never gave is refused.
+    let after = resumed(&front, &session, &ids[0]).await;
+    assert_eq!(after.status(), 200);
+    assert_eq!(after.text().await.unwrap(), "");
+    let never = resumed(&front, &session, "99-0").await;
+    assert_eq!(never.status(), 400);
+    assert!(error_message(&never.json().await.unwrap()).contains("names no stream"));
+
+    // The GET stream too: primed, and resumed after its priming event it is the session's GET
+    // stream again, carrying what the server sends of its own accord.
+    let mut listening = in_session(client().get(&front.url), &session)
+        .send()
+        .await
+        .unwrap();
+    let priming = first_event(&mut listening).await;
+    let get_id = event_ids(&priming).pop().expect("an id");
+    drop(listening);
+    let mut listening = resumed(&front, &session, &get_id).await;
+    assert_eq!(listening.status(), 200);
+    let pull = post(&front.url, &call(2, "rug_pull"), Some(&session)).await;
+    assert_fenced(&answer_of(&messages(pull).await, 2), "rug_pull");
+    let changed = first_event(&mut listening).await;
+    let get_stream = get_id.split_once('-').unwrap().0;
+    assert!(
+        changed.starts_with(&format!("id: {get_stream}-1\n"))
+            && changed.contains("notifications/tools/list_changed"),
+        "{changed}"
+    );
+}
+
+/// The JSON-RPC messages of an event stream's text.
+fn messages_of(body: &str) -> Vec<Value> {
+    body.split("\n\n")
+        .filter_map(|event| {
+            let data: Vec<&str> = event
+                .lines()
+                .filter_map(|line| line.strip_prefix("data: "))
+                .collect();
+            serde_json::from_str(&data.join("\n")).ok()
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn listen_child_answers_the_typescript_sdks_resumed_call_fenced() {
+    if !crate::sdk::installed() {
+        return;
+    }
+    let server = binaries().server.to_str().unwrap().to_owned();
+    let front = Listening::start(&["--", &server]);
+    let url = front.url.clone();
+    let report = tokio::task::spawn_blocking(move || crate::sdk::http::ts_resume_driver(&url))
+        .await
+        .unwrap();
+    // The first call's stream: a priming event, then the answer, each with an id of the stream.
+    let tokens: Vec<&str> = report["tokens"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{report}"))
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    let [priming, answered] = tokens[..] else {
+        panic!("two event ids: {report}")
+    };
+    let stream = priming
+        .strip_suffix("-0")
+        .unwrap_or_else(|| panic!("{report}"));
+    assert_eq!(answered, format!("{stream}-1"), "{report}");
+    // The second call resumed the first's stream after its priming event: the answer again.
+    for call in ["first", "resumed"] {
+        let answer = json!({ "id": 1, "result": report[call].clone() });
+        assert_fenced(&answer, "fetch");
+    }
+    assert_eq!(report["first"], report["resumed"], "{report}");
+    assert_eq!(report["logged"], json!([]), "{report}");
 }
