@@ -166,10 +166,7 @@ impl Server {
                 "protocol_error",
                 "A call that is refused with a JSON-RPC error.",
             ),
-            tool(
-                "slow",
-                "Reports progress, then waits to be cancelled (or `after_ms`).",
-            ),
+            tool("slow", "Reports progress, answers after `after_ms` (30 s)."),
             tool("task_ext", "Runs as a task of the tasks extension."),
             tool(
                 "legacy_task",

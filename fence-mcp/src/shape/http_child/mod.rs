@@ -13,7 +13,10 @@
 //!
 //! Each request's answer goes back on the response to the POST that carried it: an event
 //! stream (when the client accepts one) that ends once every request in the POST is
-//! answered, or else one JSON body. What the server says of its own accord (its requests,
+//! answered, or else one JSON body. Every event of a session's streams has an id, each stream
+//! starts with a priming event for a client of 2025-11-25 or later, and a GET with
+//! `Last-Event-ID` resumes the stream it names ([`stream`]): what the server sends for a client
+//! whose stream broke is kept for it. What the server says of its own accord (its requests,
 //! notifications) goes to the session's GET stream when one is open, else to a POST stream
 //! still open, else waits ([`routes::BACKLOG`]) for the next GET stream. A response its client
 //! does not read holds up the server's output once [`queue::STREAM_BYTES`] wait on it, as a

@@ -256,9 +256,22 @@ impl Routes {
     }
 
     /// The messages kept for the GET stream that opens now, which they go to first.
-    pub(super) fn take_backlog(&mut self) -> Vec<Vec<u8>> {
+    fn take_backlog(&mut self) -> Vec<Vec<u8>> {
         self.backlogged = 0;
         self.backlog.drain(..).collect()
+    }
+
+    /// Makes `stream` the session's GET stream, the server's messages kept for one put on it
+    /// first; the client of the GET stream before it reads no more (it can resume it).
+    pub(super) fn listen_on(&mut self, stream: &Arc<Stream>) {
+        if let Some(before) = self.listener.replace(stream.clone()) {
+            if !Arc::ptr_eq(&before, stream) {
+                before.detach();
+            }
+        }
+        for message in self.take_backlog() {
+            stream.put(Routed::other(message));
+        }
     }
 
     /// Whether a client still waits on any of the session's responses: its GET stream, or a

@@ -233,7 +233,7 @@ impl Server {
         if primes {
             stream.prime();
         }
-        self.listen_on(&mut routes, &stream);
+        routes.listen_on(&stream);
         event_stream(received, None)
     }
 
@@ -254,7 +254,7 @@ impl Server {
         };
         let (received, missed) = stream.resume(after);
         if stream.listens() {
-            self.listen_on(&mut routes, &stream);
+            routes.listen_on(&stream);
         }
         drop(routes);
         if missed {
@@ -269,18 +269,6 @@ impl Server {
             );
         }
         event_stream(received, None)
-    }
-
-    /// Makes `stream` the session's GET stream, the server's messages kept for it first.
-    fn listen_on(&self, routes: &mut Routes, stream: &Arc<Stream>) {
-        if let Some(before) = routes.listener.replace(stream.clone()) {
-            if !Arc::ptr_eq(&before, stream) {
-                before.detach();
-            }
-        }
-        for message in routes.take_backlog() {
-            stream.put(Routed::other(message));
-        }
     }
 
     /// Reads the server's output until it ends, routing each message.

@@ -215,7 +215,7 @@ async fn resumed(front: &Listening, session: &str, last: &str) -> reqwest::Respo
 async fn listen_child_streams_are_primed_and_resumed_with_last_event_id() {
     let server = binaries().server.to_str().unwrap().to_owned();
     let front = Listening::start(&["--", &server]);
-    let session = super::front::child_session(&front).await;
+    let session = front::child_session(&front).await;
 
     // A slow call: its stream starts with a priming event, and the client leaves after it.
     let slow = json!({
