@@ -175,10 +175,13 @@ impl Children {
                 response
             }
             Method::GET => match known {
-                Some(server) => match parts.headers.get(LAST_EVENT_ID) {
-                    Some(last) => server.resume(&String::from_utf8_lossy(last.as_bytes())),
-                    None => server.listen(primes(&parts.headers)),
-                },
+                // An empty `Last-Event-ID` names no event: a new GET stream.
+                Some(server) => {
+                    match parts.headers.get(LAST_EVENT_ID).filter(|id| !id.is_empty()) {
+                        Some(last) => server.resume(&String::from_utf8_lossy(last.as_bytes())),
+                        None => server.listen(primes(&parts.headers)),
+                    }
+                }
                 None => refusal(
                     StatusCode::METHOD_NOT_ALLOWED,
                     -32000,
