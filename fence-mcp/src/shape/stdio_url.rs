@@ -29,7 +29,7 @@ use crate::options::{Options, RemoteServer};
 use crate::session::{Outcome, Session, Side};
 use crate::upstream::url::{Aside, Remote, Unread, error_chain, read_whole};
 use crate::wire::header::{LAST_EVENT_ID, METHOD, NAME, PROTOCOL_VERSION, SESSION_ID};
-use crate::wire::message::{ParamHeaders, Sent, header_value};
+use crate::wire::message::{ParamHeaders, Sent, header_value, negotiated};
 use crate::wire::sse::{Event, Framed, Framer};
 use crate::wire::{EVENT_STREAM, answers, posting};
 
@@ -41,6 +41,18 @@ const MAX_FLIGHTS: usize = 256;
 /// upstream waits for the client to read.
 const OUT_LINES: usize = 64;
 
+/// How long to wait before reconnecting a stream whose server named no `retry`: what both
+/// official SDKs' clients wait.
+const DEFAULT_RETRY: Duration = Duration::from_secs(1);
+
+/// The longest wait a server's `retry` is honoured up to; past it, the proxy reconnects after
+/// this long (a client's request would time out before a longer wait ended).
+const RETRY_CEILING: Duration = Duration::from_secs(60);
+
+/// How many reconnects of one stream in a row may bring no event before the proxy gives it up:
+/// a reconnect that brings one starts the count again.
+const MAX_EMPTY_RESUMES: u32 = 8;
+
 /// What reading one response came to.
 #[derive(Debug, Default)]
 struct Read {
@@ -48,11 +60,31 @@ struct Read {
     why: Option<String>,
     /// The id of its stream's last event, to resume it from.
     last_id: Option<String>,
+    /// The last `retry` its stream named, in milliseconds.
+    retry: Option<u64>,
     /// How many events it had.
     events: u32,
 }
 
 impl Read {
+    /// What reading a stream resumed after `self` came to: its own id and `retry`, else still
+    /// those of the stream before it.
+    fn then(self, resumed: Read) -> Read {
+        Read {
+            last_id: resumed.last_id.or(self.last_id),
+            retry: resumed.retry.or(self.retry),
+            ..resumed
+        }
+    }
+
+    /// How long to wait before reconnecting the stream: its server's last `retry`, up to
+    /// [`RETRY_CEILING`], else [`DEFAULT_RETRY`].
+    fn wait(&self) -> Duration {
+        self.retry.map_or(DEFAULT_RETRY, |ms| {
+            Duration::from_millis(ms).min(RETRY_CEILING)
+        })
+    }
+
     fn failed(why: String) -> Read {
         Read {
             why: Some(why),
@@ -331,8 +363,9 @@ impl Link {
 
     /// Reads the response to one POST, and gives every request in it that was not answered an
     /// error. An event stream that ends (or breaks off) with a request unanswered is resumed
-    /// with a GET and its last event's id, as a client's transport does, while that brings
-    /// events (up to three times in a row without one, ten times in all).
+    /// with a GET and its last event's id, as a client's transport does, after the wait its
+    /// server's last `retry` asked, for as long as the server keeps it resumable: until a GET
+    /// is refused (404, 405), or [`MAX_EMPTY_RESUMES`] reconnects in a row bring no event.
     async fn answered(
         &self,
         sent: &Sent,
@@ -343,37 +376,30 @@ impl Link {
             Ok(response) => self.read_response(response, initialize, sent).await,
             Err(err) => Read::failed(self.unreachable(&err)),
         };
-        let (mut tries, mut total) = (0, 0);
+        let mut empty = 0;
         while let Some(last_id) = read.last_id.clone() {
-            let waiting = sent.requests.iter().any(|id| self.session.waiting(id));
-            if !waiting || tries == 3 || total == 10 {
+            if !sent.requests.iter().any(|id| self.session.waiting(id)) {
                 break;
             }
-            tries += 1;
-            total += 1;
-            let mut headers = self.session_headers();
-            headers.insert(http::header::ACCEPT, HeaderValue::from_static(EVENT_STREAM));
-            let Ok(id) = HeaderValue::from_str(&last_id) else {
+            if empty == MAX_EMPTY_RESUMES {
+                read.why = Some(format!(
+                    "the upstream {} ended its event stream without answering, and {empty} \
+                     reconnects in a row (GET with Last-Event-ID) brought no event",
+                    self.remote.url()
+                ));
                 break;
-            };
-            headers.insert(LAST_EVENT_ID, id);
-            tokio::time::sleep(Duration::from_millis(100 * tries)).await;
-            match self.remote.request(Method::GET, &headers).send().await {
-                Ok(response)
-                    if response.status().is_success()
-                        && gate::head(Asked::Get, response.status(), response.headers())
-                            == Head::Events =>
-                {
-                    let resumed = self.read_stream(response, initialize).await;
-                    if resumed.events > 0 {
-                        tries = 0;
-                    }
-                    read = Read {
-                        last_id: resumed.last_id.or(read.last_id),
-                        ..resumed
-                    };
+            }
+            tokio::time::sleep(read.wait()).await;
+            match self.resume(&last_id, initialize).await {
+                Ok(resumed) => {
+                    empty = if resumed.events > 0 { 0 } else { empty + 1 };
+                    read = read.then(resumed);
                 }
-                Ok(_) | Err(_) => break,
+                Err(Some(refused)) => {
+                    read.why.get_or_insert(refused);
+                    break;
+                }
+                Err(None) => empty += 1,
             }
         }
         let why = read.why.unwrap_or_else(|| {
@@ -386,6 +412,42 @@ impl Link {
             if let Some(error) = self.session.abandon(id, &why) {
                 let _ = self.out.send(error).await;
             }
+        }
+    }
+
+    /// Reconnects a stream with a GET after its event `last_id` (none: the GET stream, opened
+    /// anew), and reads it. Not read: `Some` when the upstream refuses to resume it (404: the
+    /// session is gone; 405: it serves no GET), why; `None` when this reconnect failed.
+    async fn resume(&self, last_id: &str, initialize: bool) -> Result<Read, Option<String>> {
+        let mut headers = self.session_headers();
+        headers.insert(http::header::ACCEPT, HeaderValue::from_static(EVENT_STREAM));
+        if !last_id.is_empty() {
+            let id = HeaderValue::from_str(last_id).map_err(|_| None)?;
+            headers.insert(LAST_EVENT_ID, id);
+        }
+        let response = self.remote.request(Method::GET, &headers).send().await;
+        match response {
+            Ok(response)
+                if response.status().is_success()
+                    && gate::head(Asked::Get, response.status(), response.headers())
+                        == Head::Events =>
+            {
+                Ok(self.read_stream(response, initialize).await)
+            }
+            Ok(response)
+                if matches!(
+                    response.status(),
+                    StatusCode::NOT_FOUND | StatusCode::METHOD_NOT_ALLOWED
+                ) =>
+            {
+                Err(Some(format!(
+                    "the upstream {} ended its response without answering, and refused to \
+                     resume its event stream ({})",
+                    self.remote.url(),
+                    response.status()
+                )))
+            }
+            Ok(_) | Err(_) => Err(None),
         }
     }
 
@@ -561,6 +623,7 @@ impl Link {
                     read.last_id =
                         Some(String::from_utf8_lossy(id).into_owned()).filter(|id| !id.is_empty());
                 }
+                read.retry = event.retry().or(read.retry);
                 // An event that is no message has nothing for a stdio client.
                 if let Passage::Read(outcome) = gate::event(&self.session, &event) {
                     let message = event.message().unwrap_or_default();
@@ -614,21 +677,7 @@ impl Link {
 
     /// Keeps the protocol version an `initialize` answer negotiated, for the header.
     fn keep_protocol(&self, message: &[u8]) {
-        #[derive(serde::Deserialize)]
-        struct Answer<'a> {
-            #[serde(borrow)]
-            result: Option<Negotiated<'a>>,
-        }
-        #[derive(serde::Deserialize)]
-        struct Negotiated<'a> {
-            #[serde(rename = "protocolVersion", borrow)]
-            protocol_version: Option<std::borrow::Cow<'a, str>>,
-        }
-        let version = serde_json::from_slice::<Answer<'_>>(message)
-            .ok()
-            .and_then(|answer| answer.result?.protocol_version)
-            .and_then(|version| HeaderValue::from_str(&version).ok());
-        if let Some(version) = version {
+        if let Some(version) = negotiated(message).and_then(|v| HeaderValue::from_str(&v).ok()) {
             let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
             state.protocol = Some(version);
         }
@@ -636,7 +685,8 @@ impl Link {
 
     /// Opens the GET stream the upstream sends its own messages on, once, and keeps it open:
     /// when it ends, it is opened again (with `Last-Event-ID`, so nothing is missed) after the
-    /// upstream's `retry`, while the session lasts. A server without one answers 405.
+    /// upstream's `retry`, while the session lasts, until a GET is refused (404, 405: a server
+    /// without one) or [`MAX_EMPTY_RESUMES`] in a row bring no event.
     async fn listen(&self) {
         {
             let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
@@ -645,37 +695,28 @@ impl Link {
             }
             state.listening = true;
         }
-        let mut last_id: Option<String> = None;
-        let mut failures = 0u32;
-        while failures < 5 {
-            let mut headers = self.session_headers();
-            headers.insert(http::header::ACCEPT, HeaderValue::from_static(EVENT_STREAM));
-            if let Some(id) = last_id
-                .as_deref()
-                .and_then(|id| HeaderValue::from_str(id).ok())
-            {
-                headers.insert(LAST_EVENT_ID, id);
-            }
-            let response = self.remote.request(Method::GET, &headers).send().await;
-            match response {
-                Ok(response)
-                    if response.status().is_success()
-                        && gate::head(Asked::Get, response.status(), response.headers())
-                            == Head::Events =>
-                {
-                    failures = 0;
-                    let read = self.read_stream(response, false).await;
-                    last_id = read.last_id.or(last_id);
-                    if read.why.is_some() {
-                        failures += 1;
-                    }
+        let mut read = Read::default();
+        let mut empty = 0;
+        while empty < MAX_EMPTY_RESUMES {
+            let last_id = read.last_id.clone().unwrap_or_default();
+            match self.resume(&last_id, false).await {
+                Ok(resumed) => {
+                    empty = if resumed.events > 0 { 0 } else { empty + 1 };
+                    read = read.then(resumed);
                 }
-                Ok(response) if response.status() == StatusCode::METHOD_NOT_ALLOWED => return,
-                Ok(response) if response.status() == StatusCode::NOT_FOUND => return,
-                Ok(_) | Err(_) => failures += 1,
+                Err(Some(_)) => return,
+                Err(None) => empty += 1,
             }
-            tokio::time::sleep(Duration::from_millis(500 << failures.min(4))).await;
+            tokio::time::sleep(read.wait()).await;
         }
+        report(
+            &self.session,
+            &format!(
+                "stopped listening on the upstream's GET stream: {empty} reconnects in a row \
+                 brought no event; what the server sends of its own accord no longer reaches \
+                 the client"
+            ),
+        );
     }
 
     /// Ends the session upstream, when there is one (a server that keeps none answers 405).

@@ -82,6 +82,22 @@ impl Sent {
     }
 }
 
+/// The protocol version an answer to `initialize` negotiated (its `result.protocolVersion`).
+pub(crate) fn negotiated(message: &[u8]) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Answer<'a> {
+        #[serde(borrow)]
+        result: Option<Negotiated<'a>>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Negotiated<'a> {
+        #[serde(rename = "protocolVersion", borrow)]
+        protocol_version: Option<std::borrow::Cow<'a, str>>,
+    }
+    let answer = serde_json::from_slice::<Answer<'_>>(message).ok()?;
+    Some(answer.result?.protocol_version?.into_owned())
+}
+
 /// The `_meta` key of a 2026-07-28 notification that names the `subscriptions/listen` request
 /// it is sent for.
 pub(crate) const SUBSCRIPTION_ID_KEY: &str = "io.modelcontextprotocol/subscriptionId";

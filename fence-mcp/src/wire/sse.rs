@@ -220,6 +220,9 @@ pub(crate) struct Event<'a> {
     data: Option<Cow<'a, [u8]>>,
     /// The last `id` field's value, unless it holds a NUL (which a client ignores).
     id: Option<&'a [u8]>,
+    /// The last `retry` field's value that is all ASCII digits, in milliseconds (a client
+    /// ignores any other): how long the server asks a client to wait before reconnecting.
+    retry: Option<u64>,
     /// Where its one `data` line starts and where its line ending ends, when it has exactly
     /// one (as nearly every event does), so that rewriting it need not read its lines again.
     only_data_line: Option<(usize, usize)>,
@@ -231,11 +234,21 @@ impl<'a> Event<'a> {
         let mut kind: &[u8] = b"";
         let mut data: Option<Cow<'a, [u8]>> = None;
         let mut id = None;
+        let mut retry = None;
         let mut only_data_line = None;
         for (start, end, next) in lines(raw) {
             match field(&raw[start..end]) {
                 Some((b"event", value)) => kind = value,
                 Some((b"id", value)) if !value.contains(&0) => id = Some(value),
+                Some((b"retry", value))
+                    if !value.is_empty() && value.iter().all(u8::is_ascii_digit) =>
+                {
+                    // Digits past u64 are a wait no proxy honours whole: the longest.
+                    retry = Some(value.iter().fold(0u64, |ms, digit| {
+                        ms.saturating_mul(10)
+                            .saturating_add(u64::from(digit - b'0'))
+                    }));
+                }
                 Some((b"data", value)) => match &mut data {
                     None => {
                         data = Some(Cow::Borrowed(value));
@@ -256,6 +269,7 @@ impl<'a> Event<'a> {
             kind,
             data,
             id,
+            retry,
             only_data_line,
         }
     }
@@ -268,6 +282,13 @@ impl<'a> Event<'a> {
     /// The event's id, which a client sends back as `Last-Event-ID` to resume the stream.
     pub(crate) fn id(&self) -> Option<&'a [u8]> {
         self.id
+    }
+
+    /// The reconnection time its `retry` field sets, in milliseconds, as a client reads it:
+    /// the last `retry` field whose value is all ASCII digits (WHATWG HTML; the TypeScript
+    /// SDK's `eventsource-parser` and the Python SDK's `httpx-sse` read it so).
+    pub(crate) fn retry(&self) -> Option<u64> {
+        self.retry
     }
 
     /// The JSON-RPC message this event carries, when it is one: a `message` event (or one
@@ -409,13 +430,32 @@ fn write_field(name: &[u8], value: &[u8], out: &mut Vec<u8>) {
 /// One event of the proxy's own: `message` (so every client reads it as one) carrying
 /// `message`.
 pub(crate) fn message_event(message: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(message.len() + 24);
+    identified_event(None, message)
+}
+
+/// One event of the proxy's own, as [`message_event`], with the id `id` when there is one (a
+/// client resumes its stream after it).
+pub(crate) fn identified_event(id: Option<&str>, message: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(message.len() + 32);
+    if let Some(id) = id {
+        write_field(b"id", id.as_bytes(), &mut out);
+    }
     out.extend_from_slice(b"event: message\n");
     for (start, end, _) in lines(message) {
         out.extend_from_slice(b"data: ");
         out.extend_from_slice(&message[start..end]);
         out.push(b'\n');
     }
+    out.push(b'\n');
+    out
+}
+
+/// A priming event (SEP-1699): the id `id` and empty data, which a client dispatches nothing
+/// for, yet resumes its stream after.
+pub(crate) fn priming_event(id: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(id.len() + 12);
+    write_field(b"id", id.as_bytes(), &mut out);
+    write_field(b"data", b"", &mut out);
     out.push(b'\n');
     out
 }

@@ -28,7 +28,7 @@
 //! - the tool `garbage` writes lines that are not JSON-RPC.
 //!
 //! The tools: `fetch`, `embedded`, `structured`, `fail`, `protocol_error`, `slow` (progress,
-//! then waits to be cancelled), `task_ext` (a task of rmcp's tasks extension), `legacy_task`
+//! then waits to be cancelled, or answers after `after_ms`), `task_ext` (a task of rmcp's tasks extension), `legacy_task`
 //! (listed; called with a `task` param, a 2025-11-25 task), `roots` (asks the client for its
 //! roots), `echo`, `big` (a text of `bytes` bytes), `notify_big` (a log notification of `bytes`
 //! bytes, then a small result), `garbage`, `pid`, `linger` (the server outlives its input, with

@@ -13,7 +13,10 @@
 //!
 //! Each request's answer goes back on the response to the POST that carried it: an event
 //! stream (when the client accepts one) that ends once every request in the POST is
-//! answered, or else one JSON body. What the server says of its own accord (its requests,
+//! answered, or else one JSON body. Every event of a session's streams has an id, each stream
+//! starts with a priming event for a client of 2025-11-25 or later, and a GET with
+//! `Last-Event-ID` resumes the stream it names ([`stream`]): what the server sends for a client
+//! whose stream broke is kept for it. What the server says of its own accord (its requests,
 //! notifications) goes to the session's GET stream when one is open, else to a POST stream
 //! still open, else waits ([`routes::BACKLOG`]) for the next GET stream. A response its client
 //! does not read holds up the server's output once [`queue::STREAM_BYTES`] wait on it, as a
@@ -37,6 +40,7 @@ mod queue;
 mod routes;
 mod server;
 mod stateless;
+mod stream;
 
 use server::Server;
 
@@ -45,7 +49,7 @@ use crate::front::http::{Backend, Body, Listening, empty, read_body, refusal};
 use crate::options::{ChildServer, HttpFront, Options};
 use crate::upstream::reaper::{Reaper, Swept};
 use crate::wire::EVENT_STREAM;
-use crate::wire::header::SESSION_ID;
+use crate::wire::header::{LAST_EVENT_ID, PROTOCOL_VERSION, SESSION_ID};
 use crate::wire::message::Sent;
 
 /// What `Retry-After` says to a client refused for want of a session: a hint, since a session
@@ -163,14 +167,21 @@ impl Children {
                     },
                 };
                 let streams = accepts_stream(&parts.headers);
-                let mut response = server.post(&body, streams).await;
+                let primes = primes(&parts.headers);
+                let mut response = server.post(&body, streams, primes).await;
                 if let Some(id) = new_id.and_then(|id| HeaderValue::from_str(&id).ok()) {
                     response.headers_mut().insert(SESSION_ID, id);
                 }
                 response
             }
             Method::GET => match known {
-                Some(server) => server.listen(),
+                // An empty `Last-Event-ID` names no event: a new GET stream.
+                Some(server) => {
+                    match parts.headers.get(LAST_EVENT_ID).filter(|id| !id.is_empty()) {
+                        Some(last) => server.resume(&String::from_utf8_lossy(last.as_bytes())),
+                        None => server.listen(primes(&parts.headers)),
+                    }
+                }
                 None => refusal(
                     StatusCode::METHOD_NOT_ALLOWED,
                     -32000,
@@ -369,6 +380,20 @@ fn accepts_stream(headers: &http::HeaderMap) -> bool {
             let kind = kind.split(';').next().unwrap_or("").trim();
             kind.eq_ignore_ascii_case(EVENT_STREAM) || kind == "*/*"
         })
+}
+
+/// The first protocol revision whose clients read a priming event (an event with empty data):
+/// an older client's reader may take it for a message it cannot parse (the official TypeScript
+/// server primes no older client, for that reason).
+const PRIMED_FROM: &str = "2025-11-25";
+
+/// Whether a request's stream starts with a priming event: its `MCP-Protocol-Version` is
+/// [`PRIMED_FROM`] or later (revisions are dates, so they compare as text).
+fn primes(headers: &http::HeaderMap) -> bool {
+    headers
+        .get(PROTOCOL_VERSION)
+        .and_then(|version| version.to_str().ok())
+        .is_some_and(|version| version.trim() >= PRIMED_FROM)
 }
 
 /// A new session's id: 128 random bits, in hex.

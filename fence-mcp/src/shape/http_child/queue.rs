@@ -1,5 +1,6 @@
-//! The queue of one response: the messages of a session's server waiting for the client of one
-//! POST's answer, or of the session's GET stream, to read them. It is bounded in bytes, not in
+//! The queue of one response: what a session's server sent (a message for a JSON body, an
+//! event for a stream) waiting for the client of one POST's answer, or of the session's GET
+//! stream, to read it. It is bounded in bytes, not in
 //! messages, so a stream its client does not read holds at most [`STREAM_BYTES`] (or one
 //! larger message) whatever the server sends; past that, the thread reading the server's
 //! output waits, and so does the server, as a stdio server waits for a stdio client that does
@@ -14,6 +15,7 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
+use bytes::Bytes;
 use tokio::sync::Notify;
 
 /// How many bytes of messages may wait on one stream for its client to read them; a message
@@ -22,35 +24,17 @@ pub(crate) const STREAM_BYTES: usize = 1 << 20;
 
 /// What a waiting message counts for besides its bytes (its allocation, its place in the
 /// queue), so that a stream of tiny messages is bounded too: at most 4,096 wait at once.
-const MESSAGE_COST: usize = STREAM_BYTES / 4096;
+pub(super) const MESSAGE_COST: usize = STREAM_BYTES / 4096;
 
-/// A message on its way to a response.
-#[derive(Debug)]
-pub(super) struct Routed {
-    /// The id (as the server knows it) of the request it answers, if it is an answer.
-    pub(super) answers: Option<String>,
-    pub(super) message: Vec<u8>,
-}
-
-impl Routed {
-    /// A message that answers no request of the response's.
-    pub(super) fn other(message: Vec<u8>) -> Routed {
-        Routed {
-            answers: None,
-            message,
-        }
-    }
-
-    /// What the message counts for against [`STREAM_BYTES`].
-    fn cost(&self) -> usize {
-        self.message.len() + MESSAGE_COST
-    }
+/// What a waiting item counts for against [`STREAM_BYTES`]: its bytes and [`MESSAGE_COST`].
+pub(super) fn cost(item: &Bytes) -> usize {
+    item.len() + MESSAGE_COST
 }
 
 /// What waits on one queue, and who is still at either end.
 #[derive(Debug, Default)]
 struct State {
-    messages: VecDeque<Routed>,
+    messages: VecDeque<Bytes>,
     /// What the waiting messages count for.
     bytes: usize,
     senders: usize,
@@ -90,30 +74,21 @@ pub(super) fn queue() -> (Sender, Receiver) {
     (Sender(shared.clone()), Receiver(shared))
 }
 
-/// Why a message was not queued: it is given back, to be routed elsewhere or dropped.
+/// Why an item was not queued: it is given back, to be routed elsewhere or dropped.
 #[derive(Debug)]
 pub(super) enum Unsent {
     /// The response is gone, or the queue was closed.
-    Closed(Routed),
+    Closed(Bytes),
     /// The queue stayed full for the patience the sender gave: it is closed now.
-    Stalled(Routed),
-}
-
-impl Unsent {
-    /// The message given back.
-    pub(super) fn message(self) -> Vec<u8> {
-        match self {
-            Unsent::Closed(routed) | Unsent::Stalled(routed) => routed.message,
-        }
-    }
+    Stalled(Bytes),
 }
 
 impl Sender {
-    /// Queues `routed`, blocking the calling thread while the queue is full, for at most
+    /// Queues `item`, blocking the calling thread while the queue is full, for at most
     /// `patience` when there is one (then the queue is closed: its client reads nothing); gives
     /// it back once the response is gone (or the queue closed).
-    pub(super) fn send(&self, routed: Routed, patience: Option<Duration>) -> Result<(), Unsent> {
-        let cost = routed.cost();
+    pub(super) fn send(&self, item: Bytes, patience: Option<Duration>) -> Result<(), Unsent> {
+        let cost = cost(&item);
         let deadline = patience.map(|patience| Instant::now() + patience);
         let mut state = self.0.state();
         while !state.closed && state.bytes > 0 && state.bytes + cost > STREAM_BYTES {
@@ -129,7 +104,7 @@ impl Sender {
             if left.is_zero() {
                 drop(state);
                 self.close();
-                return Err(Unsent::Stalled(routed));
+                return Err(Unsent::Stalled(item));
             }
             state = self
                 .0
@@ -139,13 +114,27 @@ impl Sender {
                 .0;
         }
         if state.closed {
-            return Err(Unsent::Closed(routed));
+            return Err(Unsent::Closed(item));
         }
         state.bytes += cost;
-        state.messages.push_back(routed);
+        state.messages.push_back(item);
         drop(state);
         self.0.ready.notify_one();
         Ok(())
+    }
+
+    /// Queues `item` without waiting for room, for what the proxy itself puts on a response
+    /// (its own answers, a priming event, the events a resumed stream replays: each bounded
+    /// by what it answers or by the replay's bound); dropped when the response is gone.
+    pub(super) fn put(&self, item: Bytes) {
+        let mut state = self.0.state();
+        if state.closed {
+            return;
+        }
+        state.bytes += cost(&item);
+        state.messages.push_back(item);
+        drop(state);
+        self.0.ready.notify_one();
     }
 
     /// Whether the response is gone (or the queue closed).
@@ -183,23 +172,23 @@ impl Drop for Sender {
 }
 
 impl Receiver {
-    /// The next message; `None` once every sender is gone, or the queue closed, and nothing
+    /// The next item; `None` once every sender is gone, or the queue closed, and nothing
     /// waits.
-    pub(super) async fn recv(&mut self) -> Option<Routed> {
+    pub(super) async fn recv(&mut self) -> Option<Bytes> {
         loop {
             {
                 let mut state = self.0.state();
-                if let Some(routed) = state.messages.pop_front() {
-                    state.bytes -= routed.cost();
+                if let Some(item) = state.messages.pop_front() {
+                    state.bytes -= cost(&item);
                     drop(state);
                     self.0.room.notify_all();
-                    return Some(routed);
+                    return Some(item);
                 }
                 if state.senders == 0 || state.closed {
                     return None;
                 }
             }
-            // A message sent since the check left a permit: this returns at once.
+            // An item sent since the check left a permit: this returns at once.
             self.0.ready.notified().await;
         }
     }
@@ -224,8 +213,8 @@ mod tests {
 
     use super::*;
 
-    fn routed(bytes: usize) -> Routed {
-        Routed::other(vec![b'x'; bytes])
+    fn routed(bytes: usize) -> Bytes {
+        Bytes::from(vec![b'x'; bytes])
     }
 
     fn block_on<F: Future>(future: F) -> F::Output {
@@ -251,7 +240,7 @@ mod tests {
         let sizes: Vec<usize> = block_on(async {
             let mut sizes = Vec::new();
             while let Some(routed) = receiver.recv().await {
-                sizes.push(routed.message.len());
+                sizes.push(routed.len());
             }
             sizes
         });
@@ -264,10 +253,13 @@ mod tests {
         let (sender, receiver) = queue();
         sender.send(routed(STREAM_BYTES), None).unwrap();
         let other = sender.clone();
-        let blocked = thread::spawn(move || other.send(routed(10), None).map_err(Unsent::message));
+        let blocked = thread::spawn(move || match other.send(routed(10), None) {
+            Err(Unsent::Closed(back)) => back.len(),
+            _ => 0,
+        });
         thread::sleep(Duration::from_millis(50));
         drop(receiver);
-        assert_eq!(blocked.join().unwrap(), Err(vec![b'x'; 10]));
+        assert_eq!(blocked.join().unwrap(), 10);
         assert!(sender.is_closed());
         assert!(matches!(
             sender.send(routed(1), None),
@@ -316,10 +308,7 @@ mod tests {
             drop(other);
         });
         block_on(async {
-            assert_eq!(
-                receiver.recv().await.map(|routed| routed.message.len()),
-                Some(3)
-            );
+            assert_eq!(receiver.recv().await.map(|routed| routed.len()), Some(3));
             assert!(receiver.recv().await.is_none());
         });
         waiting.join().unwrap();

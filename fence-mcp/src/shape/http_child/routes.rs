@@ -9,9 +9,10 @@
 //! says so.
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
 
-use super::queue::{Routed, Sender};
 use super::stateless::{Named, Replaced, progress_named, subscription_named};
+use super::stream::{Routed, Stream, Streams};
 use crate::json::Members;
 use crate::said::shown;
 use crate::wire::message::{with_id, with_progress_token};
@@ -30,7 +31,9 @@ pub(super) struct Routes {
     /// knows it).
     pub(super) waiting: HashMap<String, Route>,
     /// The session's GET stream, when open.
-    pub(super) listener: Option<Sender>,
+    pub(super) listener: Option<Arc<Stream>>,
+    /// The session's resumable streams.
+    pub(super) streams: Streams,
     backlog: VecDeque<Vec<u8>>,
     /// The bytes of `backlog`.
     backlogged: usize,
@@ -43,9 +46,8 @@ pub(super) struct Routes {
 /// The response a request's answer goes back on.
 #[derive(Debug)]
 pub(super) struct Route {
-    pub(super) sender: Sender,
-    /// Whether it is an event stream, which may carry the server's other messages too.
-    pub(super) stream: bool,
+    /// The response; an event stream may carry the server's other messages too.
+    pub(super) stream: Arc<Stream>,
     /// What the client wrote, when the proxy gave the request an id of its own.
     pub(super) original: Option<Replaced>,
 }
@@ -104,8 +106,8 @@ pub(super) enum Hop {
 #[derive(Debug)]
 pub(super) enum Next {
     /// To this stream, as this; the `bool` says whether it is the only place it may go (a
-    /// closed stream then drops it).
-    To(Sender, Routed, bool),
+    /// stream that does not take it then drops it).
+    To(Arc<Stream>, Routed, bool),
     /// Nowhere more: it is in the backlog, or has nowhere to go (progress for a request
     /// answered as JSON).
     Done,
@@ -120,6 +122,7 @@ impl Routes {
         Routes {
             waiting: HashMap::new(),
             listener: None,
+            streams: Streams::default(),
             backlog: VecDeque::new(),
             backlogged: 0,
             gone: false,
@@ -150,7 +153,7 @@ impl Routes {
                     });
                     if let Some(route) = route {
                         let message = restored(route, message);
-                        return Next::To(route.sender.clone(), Routed::other(message), stateless);
+                        return Next::To(route.stream.clone(), Routed::other(message), stateless);
                     }
                     if stateless {
                         return Next::Dropped(format!(
@@ -170,21 +173,20 @@ impl Routes {
         }
         if *hop == Hop::Listener {
             *hop = Hop::Open;
-            if let Some(listener) = self
-                .listener
-                .as_ref()
-                .filter(|listener| !listener.is_closed())
-            {
+            if let Some(listener) = self.listener.as_ref().filter(|listener| listener.reading()) {
                 return Next::To(listener.clone(), Routed::other(message), false);
             }
             self.listener = None;
         }
-        self.waiting.retain(|_, route| !route.sender.is_closed());
+        self.waiting.retain(|_, route| route.stream.alive());
         if *hop == Hop::Open {
-            if let Some(route) = self.waiting.values().find(|route| route.stream) {
-                let sender = route.sender.clone();
+            let open = self
+                .waiting
+                .values()
+                .find(|route| route.stream.events() && route.stream.reading());
+            if let Some(route) = open {
                 // Once: should this stream close too, the message waits in the backlog.
-                return Next::To(sender, Routed::other(message), false);
+                return Next::To(route.stream.clone(), Routed::other(message), false);
             }
         }
         self.keep(message);
@@ -198,7 +200,7 @@ impl Routes {
             if let Some(route) = self.waiting.remove(id) {
                 let message = restored(&route, message);
                 let answers = Some(id.clone());
-                return Ok(Next::To(route.sender, Routed { answers, message }, true));
+                return Ok(Next::To(route.stream, Routed { answers, message }, true));
             }
             if self.stateless {
                 return Ok(Next::Dropped(format!(
@@ -231,12 +233,12 @@ impl Routes {
                 shown(token)
             )));
         };
-        if !route.stream {
+        if !route.stream.events() {
             // A client that takes JSON answers has nowhere to see progress.
             return Ok(Next::Done);
         }
         let message = with_progress_token(&message, original).unwrap_or(message);
-        Ok(Next::To(route.sender.clone(), Routed::other(message), true))
+        Ok(Next::To(route.stream.clone(), Routed::other(message), true))
     }
 
     /// Keeps one of the server's own messages for the next GET stream, dropping the oldest past
@@ -254,9 +256,22 @@ impl Routes {
     }
 
     /// The messages kept for the GET stream that opens now, which they go to first.
-    pub(super) fn take_backlog(&mut self) -> Vec<Vec<u8>> {
+    fn take_backlog(&mut self) -> Vec<Vec<u8>> {
         self.backlogged = 0;
         self.backlog.drain(..).collect()
+    }
+
+    /// Makes `stream` the session's GET stream, the server's messages kept for one put on it
+    /// first; the client of the GET stream before it reads no more (it can resume it).
+    pub(super) fn listen_on(&mut self, stream: &Arc<Stream>) {
+        if let Some(before) = self.listener.replace(stream.clone()) {
+            if !Arc::ptr_eq(&before, stream) {
+                before.detach();
+            }
+        }
+        for message in self.take_backlog() {
+            stream.put(Routed::other(message));
+        }
     }
 
     /// Whether a client still waits on any of the session's responses: its GET stream, or a
@@ -264,18 +279,31 @@ impl Routes {
     pub(super) fn open(&self) -> bool {
         self.listener
             .as_ref()
-            .is_some_and(|listener| !listener.is_closed())
-            || self.waiting.values().any(|route| !route.sender.is_closed())
+            .is_some_and(|listener| listener.reading())
+            || self.waiting.values().any(|route| route.stream.reading())
     }
 
     /// Closes every response of the session, for a session that ends: a client that does not
     /// read no longer holds up the thread reading the server.
     pub(super) fn close_all(&mut self) {
         for route in self.waiting.values() {
-            route.sender.close();
+            route.stream.close();
         }
-        if let Some(listener) = &self.listener {
-            listener.close();
+        for stream in self.listener.iter().chain(self.streams.all()) {
+            stream.close();
+        }
+        self.waiting.clear();
+        self.listener = None;
+    }
+
+    /// Ends every response of the session, for a server that has gone: each client reads what
+    /// waits for it, then its stream's end; what was kept stays for a client that resumes.
+    pub(super) fn finish_all(&mut self) {
+        for route in self.waiting.values() {
+            route.stream.finish();
+        }
+        for stream in self.listener.iter().chain(self.streams.all()) {
+            stream.finish();
         }
         self.waiting.clear();
         self.listener = None;

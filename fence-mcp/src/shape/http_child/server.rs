@@ -8,25 +8,25 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
 use http::{HeaderValue, Response, StatusCode};
 use http_body_util::{BodyExt, StreamBody};
 use hyper::body::Frame;
 
-use super::queue::{Receiver, Routed, Unsent, queue};
+use super::queue::Receiver;
 use super::routes::{Heading, Hop, Next, Route, Routes, answer_id};
 use super::stateless::{Renumbered, fresh_id};
+use super::stream::{Carries, REPLAY_BYTES, REPLAY_STREAMS, Routed, Stream};
 use crate::engine::{Deliver, Engine, collected, deliver, report};
 use crate::front::http::body::BodyError;
-use crate::front::http::{Body, empty, json_response};
+use crate::front::http::{Body, empty, json_response, refusal};
 use crate::json::elements;
 use crate::lines::{Sink, next_outcome};
 use crate::options::ChildServer;
+use crate::said::shown;
 use crate::session::{Session, Side};
 use crate::upstream::child::{self, Stage};
 use crate::upstream::reaper::Reaper;
 use crate::wire::message::{Sent, with_id};
-use crate::wire::sse::message_event;
 use crate::wire::{EVENT_STREAM, joined};
 
 /// How long the stateless server's output waits for one client to read: that server is every
@@ -119,8 +119,9 @@ impl Server {
     }
 
     /// One POST's body: through the session, to the server; its answers on the response (an
-    /// event stream when `streams`, else JSON).
-    pub(super) async fn post(&self, body: &[u8], streams: bool) -> Response<Body> {
+    /// event stream when `streams`, resumable in a session, starting with a priming event when
+    /// `primes`; else JSON).
+    pub(super) async fn post(&self, body: &[u8], streams: bool, primes: bool) -> Response<Body> {
         let renumbered = self.stateless.then(|| Renumbered::new(body, fresh_id));
         let mut first = Vec::new();
         let body = match &renumbered {
@@ -148,78 +149,126 @@ impl Server {
             let on = collected(&self.session, outcome, body, |reply| replies.push(reply));
             onward = (!on.is_empty()).then(|| joined(on));
         }
+        first.extend(replies.into_iter().map(restored));
         let sent = onward.as_deref().map(Sent::read).unwrap_or_default();
-        let (answers, answered) = queue();
-        {
+        if sent.requests.is_empty() && first.is_empty() {
+            if let Some(message) = onward.as_mut() {
+                self.input.send(message);
+            }
+            return empty(StatusCode::ACCEPTED);
+        }
+        let carries = match (streams, self.stateless) {
+            (false, _) => Carries::Json,
+            (true, true) => Carries::Events,
+            (true, false) => Carries::Resumable { listens: false },
+        };
+        let unanswered = sent.requests.iter().map(|id| id.get().to_owned());
+        let (stream, answered) = {
             let mut routes = self.routes();
+            let (stream, answered) = routes.streams.open(carries, unanswered.collect());
             for id in &sent.requests {
                 let route = Route {
-                    sender: answers.clone(),
-                    stream: streams,
+                    stream: stream.clone(),
                     original: original(id.get()),
                 };
                 routes.waiting.insert(id.get().to_owned(), route);
             }
+            (stream, answered)
+        };
+        if primes {
+            stream.prime();
         }
-        drop(answers);
-        first.extend(replies.into_iter().map(restored));
+        for message in first {
+            stream.put(Routed::other(message));
+        }
         if let Some(message) = onward.as_mut() {
             if !self.input.send(message) {
                 let why = format!(
                     "{} has exited; the session is over: initialize a new one",
                     self.session.name()
                 );
-                first.extend(
-                    sent.requests
-                        .iter()
-                        .filter_map(|id| self.session.abandon(id, &why))
-                        .map(restored),
-                );
+                for id in &sent.requests {
+                    if let Some(error) = self.session.abandon(id, &why) {
+                        let answers = Some(id.get().to_owned());
+                        let message = restored(error);
+                        stream.put(Routed { answers, message });
+                    }
+                }
                 self.routes()
                     .waiting
-                    .retain(|_, route| !route.sender.is_closed());
+                    .retain(|_, route| route.stream.alive());
             }
         }
-        if sent.requests.is_empty() && first.is_empty() {
-            return empty(StatusCode::ACCEPTED);
+        if sent.requests.is_empty() {
+            stream.finish();
         }
         let cancels = self.stateless.then(|| self.input.clone());
-        let unanswered = sent.requests.iter().map(|id| id.get().to_owned());
         if !streams {
-            let mut waiting = Waiting {
-                unanswered: unanswered.collect(),
+            let _waiting = Waiting {
+                stream,
                 cancels: cancels.map(|input| (input, "the client closed its connection")),
             };
             let mut answered = answered;
-            let mut messages = first;
-            while !waiting.unanswered.is_empty() {
-                let Some(routed) = answered.recv().await else {
-                    break;
-                };
-                waiting.answered(routed.answers.as_deref());
-                messages.push(routed.message);
+            let mut messages = Vec::new();
+            while let Some(message) = answered.recv().await {
+                messages.push(Vec::from(message));
             }
             return json_response(StatusCode::OK, joined(messages));
         }
         let waiting = Waiting {
-            unanswered: unanswered.collect(),
+            stream,
             cancels: cancels.map(|input| (input, "the client closed its stream")),
         };
-        event_stream(first, answered, Some(waiting))
+        event_stream(answered, Some(waiting))
     }
 
-    /// The session's GET stream: the server's own messages, from the backlog on. A second GET
-    /// stream takes the place of the first, which ends.
-    pub(super) fn listen(&self) -> Response<Body> {
-        let (sender, received) = queue();
-        let backlog = {
-            let mut routes = self.routes();
-            if let Some(before) = routes.listener.replace(sender) {
-                before.close();
-            }
-            routes.take_backlog()
+    /// A new GET stream of the session: the server's own messages, from the backlog on,
+    /// after a priming event when `primes`. It takes the place of the GET stream before it,
+    /// whose client reads no more (it can resume it).
+    pub(super) fn listen(&self, primes: bool) -> Response<Body> {
+        let mut routes = self.routes();
+        let (stream, received) = routes
+            .streams
+            .open(Carries::Resumable { listens: true }, Vec::new());
+        if primes {
+            stream.prime();
+        }
+        routes.listen_on(&stream);
+        event_stream(received, None)
+    }
+
+    /// A stream of the session resumed after the event `last` (a `Last-Event-ID`): the events
+    /// it kept after that one, then the rest of it (a GET stream becomes the session's GET
+    /// stream again). 400 for an id that names no stream the session keeps.
+    pub(super) fn resume(&self, last: &str) -> Response<Body> {
+        let mut routes = self.routes();
+        let Some((stream, after)) = routes.streams.find(last) else {
+            drop(routes);
+            let why = format!(
+                "the Last-Event-ID {} names no stream this session keeps (it keeps its last \
+                 {REPLAY_STREAMS}): its events cannot be sent again; send its requests again",
+                shown(last)
+            );
+            report(&self.session, &why);
+            return refusal(StatusCode::BAD_REQUEST, -32000, &why);
         };
-        event_stream(backlog, received, None)
+        let (received, missed) = stream.resume(after);
+        if stream.listens() {
+            routes.listen_on(&stream);
+        }
+        drop(routes);
+        if missed {
+            report(
+                &self.session,
+                &format!(
+                    "resumed a stream after {}, some of whose later events were forgotten \
+                     (past {REPLAY_BYTES} bytes of events): its client misses them (an answer \
+                     among them is an error for its request)",
+                    shown(last)
+                ),
+            );
+        }
+        event_stream(received, None)
     }
 
     /// Reads the server's output until it ends, routing each message.
@@ -240,8 +289,7 @@ impl Server {
         }
         let mut routes = self.routes();
         routes.gone = true;
-        routes.waiting.clear();
-        routes.listener = None;
+        routes.finish_all();
     }
 
     /// Sends the server's message, or each of a batch of them, to where it belongs.
@@ -278,10 +326,10 @@ impl Server {
         loop {
             let next = self.routes().next(&mut hop, &heading, message);
             match next {
-                Next::To(sender, routed, last) => match sender.send(routed, patience) {
+                Next::To(stream, routed, last) => match stream.send(routed, patience, last) {
                     Ok(()) => return,
-                    Err(unsent) => {
-                        if matches!(unsent, Unsent::Stalled(_)) {
+                    Err(returned) => {
+                        if returned.stalled {
                             report(
                                 &self.session,
                                 &format!(
@@ -295,7 +343,7 @@ impl Server {
                         if last {
                             return;
                         }
-                        message = unsent.message();
+                        message = returned.message;
                     }
                 },
                 Next::Done => return,
@@ -327,25 +375,13 @@ impl Server {
     }
 }
 
-/// The requests of one POST still waiting for their answers. On the stateless server, those
-/// its client stops waiting for (it closes the stream, or the connection, before they are
-/// answered) are cancelled when it is dropped: in 2026-07-28 closing the stream is the
-/// cancellation.
+/// A POST's response as its body holds it. On the stateless server, the requests its client
+/// stops waiting for (it closes the stream, or the connection, before they are answered) are
+/// cancelled when it is dropped: in 2026-07-28 closing the stream is the cancellation.
 struct Waiting {
-    /// Their ids, as the server knows them.
-    unanswered: Vec<String>,
+    stream: Arc<Stream>,
     /// The server's input, and the reason a cancellation gives; `None` in a session.
     cancels: Option<(Arc<Sink<ChildStdin>>, &'static str)>,
-}
-
-impl Waiting {
-    /// A message of the server's came for the POST: the request `id` it answers, if any, is
-    /// answered.
-    fn answered(&mut self, id: Option<&str>) {
-        if let Some(id) = id {
-            self.unanswered.retain(|waiting| waiting != id);
-        }
-    }
 }
 
 impl Drop for Waiting {
@@ -353,7 +389,7 @@ impl Drop for Waiting {
         let Some((input, reason)) = &self.cancels else {
             return;
         };
-        for id in &self.unanswered {
+        for id in self.stream.unanswered() {
             let mut cancel = format!(
                 r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{id},"reason":"{reason}"}}}}"#
             )
@@ -363,40 +399,18 @@ impl Drop for Waiting {
     }
 }
 
-/// An event stream: the events of `first`, then of each message `received` gives, until it
-/// ends or, for a POST's answers (`waiting`), every request is answered. The client's going
-/// drops the stream, which closes the queue (the server's messages for it go elsewhere, or
-/// nowhere) and cancels what `waiting` still waits for.
-fn event_stream(
-    first: Vec<Vec<u8>>,
-    received: Receiver,
-    waiting: Option<Waiting>,
-) -> Response<Body> {
-    let event =
-        |message: &[u8]| Ok::<_, BodyError>(Frame::data(Bytes::from(message_event(message))));
-    let first = futures_util::stream::iter(
-        first
-            .into_iter()
-            .map(move |message| event(&message))
-            .collect::<Vec<_>>(),
-    );
-    let rest = futures_util::stream::unfold(
+/// An event stream of what `received` gives, until it ends (a POST's, once every request is
+/// answered). The client's going drops the stream, which closes the queue (what the server
+/// sends for it then is kept for a resumption, goes elsewhere, or nowhere) and, on the
+/// stateless server, cancels what `waiting` still waits for.
+fn event_stream(received: Receiver, waiting: Option<Waiting>) -> Response<Body> {
+    let stream = futures_util::stream::unfold(
         (received, waiting),
-        move |(mut received, mut waiting)| async move {
-            if waiting
-                .as_ref()
-                .is_some_and(|waiting| waiting.unanswered.is_empty())
-            {
-                return None;
-            }
-            let routed: Routed = received.recv().await?;
-            if let Some(waiting) = waiting.as_mut() {
-                waiting.answered(routed.answers.as_deref());
-            }
-            Some((event(&routed.message), (received, waiting)))
+        move |(mut received, waiting)| async move {
+            let event = received.recv().await?;
+            Some((Ok::<_, BodyError>(Frame::data(event)), (received, waiting)))
         },
     );
-    let stream = futures_util::StreamExt::chain(first, rest);
     let mut response = Response::new(StreamBody::new(stream).boxed_unsync());
     response.headers_mut().insert(
         http::header::CONTENT_TYPE,

@@ -149,6 +149,24 @@ fn the_last_event_type_and_id_count_and_an_id_with_a_nul_does_not() {
 }
 
 #[test]
+fn the_last_retry_of_digits_counts_and_any_other_is_ignored() {
+    let retry = |raw: &[u8]| Event::read(raw).retry();
+    assert_eq!(retry(b"retry: 500\ndata: {}\n\n"), Some(500));
+    assert_eq!(retry(b"retry:500\nretry: 20\n\n"), Some(20));
+    // A value that is not all digits is ignored, and an earlier one stands.
+    assert_eq!(retry(b"retry: 500\nretry: 2s\n\n"), Some(500));
+    for ignored in [
+        &b"retry: -1\n\n"[..],
+        b"retry: 1.5\n\n",
+        b"retry:\n\n",
+        b"retry\n\n",
+    ] {
+        assert_eq!(retry(ignored), None, "{}", String::from_utf8_lossy(ignored));
+    }
+    assert_eq!(retry(b"retry: 99999999999999999999999\n\n"), Some(u64::MAX));
+}
+
+#[test]
 fn rewriting_replaces_the_data_and_writes_every_other_field_again_as_a_client_reads_it() {
     let raw = b": c\r\nid: 9\r\ndata:{\"a\":\r\nDATA: x\r\n\xef\xbb\xbfevent: x\rdata: 1}\r\nretry:5\r\n\r\n";
     let event = Event::read(raw);
@@ -170,6 +188,14 @@ fn rewriting_replaces_the_data_and_writes_every_other_field_again_as_a_client_re
         );
     }
     assert_eq!(message_event(b"{}"), b"event: message\ndata: {}\n\n");
+    assert_eq!(
+        identified_event(Some("3-1"), b"{}"),
+        b"id: 3-1\nevent: message\ndata: {}\n\n"
+    );
+    let priming = priming_event("3-0");
+    assert_eq!(priming, b"id: 3-0\ndata:\n\n");
+    let event = Event::read(&priming);
+    assert_eq!((event.id(), event.message()), (Some(&b"3-0"[..]), None));
 }
 
 #[test]

@@ -136,7 +136,8 @@ async fn url_stream_closed_before_the_answer_is_an_error_with_or_without_event_i
         proxy.send(&initialized());
         let started = Instant::now();
         proxy.send(&call(1, "fetch"));
-        // The proxy does not resume a POST's stream: the request gets its error either way.
+        // Its stream cannot be resumed (without ids, or with a GET the upstream refuses): the
+        // request gets its error either way.
         let answer = proxy.answer(1);
         assert!(
             error_message(&answer).contains("without answering"),

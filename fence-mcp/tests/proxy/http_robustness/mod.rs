@@ -556,4 +556,5 @@ mod eras;
 mod failures;
 mod front;
 mod guards;
+mod resume;
 mod sessions;
