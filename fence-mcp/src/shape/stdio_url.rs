@@ -7,7 +7,9 @@
 //! `Mcp-Session-Id` the upstream gave in answer to `initialize` and the negotiated
 //! `MCP-Protocol-Version`, sends both on every request after it, sends the 2026-07-28
 //! protocol's `Mcp-Method` and `Mcp-Name` headers, opens the GET stream for the upstream's own
-//! messages once the session is initialized, and deletes the session when the client leaves.
+//! messages once the session is initialized (before the client's next message goes up, as the
+//! SDKs' clients open it before their next request), and deletes the session when the client
+//! leaves.
 
 use std::collections::HashMap;
 use std::io::BufReader;
@@ -18,7 +20,7 @@ use std::time::Duration;
 
 use http::{HeaderMap, HeaderValue, Method, StatusCode};
 use serde_json::value::RawValue;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 use tokio::task::{AbortHandle, JoinSet};
 
 use crate::engine::{Deliver, Engine, collected, deliver, report};
@@ -40,6 +42,12 @@ const MAX_FLIGHTS: usize = 256;
 /// How many lines for the client's stdout may wait to be written: past them, reading the
 /// upstream waits for the client to read.
 const OUT_LINES: usize = 64;
+
+/// How long the client's next message waits, once `notifications/initialized` is accepted, for
+/// the upstream to answer the GET stream's request with its head: a server that sends a request
+/// of its own on the GET stream as soon as the client's next request arrives (an elicitation
+/// from a tool) finds the stream open. Past it, the message goes up all the same.
+const GET_STREAM_OPENING: Duration = Duration::from_secs(3);
 
 /// What reading one response came to.
 #[derive(Debug, Default)]
@@ -277,6 +285,9 @@ impl Link {
             _ => None,
         };
         let key = alone.clone();
+        // Told once the GET stream has its head (or could not be opened; dropped unsent when
+        // it is not opened at all).
+        let (opened, open) = oneshot::channel::<()>();
         let flight = flights.spawn(async move {
             let response = request.send().await;
             let accepted = response
@@ -295,12 +306,16 @@ impl Link {
             }
             if initialized && accepted {
                 // Not a flight: the client leaving does not wait for it.
-                tokio::spawn(async move { link.listen().await });
+                tokio::spawn(async move { link.listen(Some(opened)).await });
             }
         });
         if let Some(key) = alone {
             let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
             state.flying.insert(key, flight);
+        }
+        if initialized {
+            // The client's next message waits here: the loop that reads them is the caller.
+            let _ = tokio::time::timeout(GET_STREAM_OPENING, open).await;
         }
     }
 
@@ -601,8 +616,9 @@ impl Link {
 
     /// Opens the GET stream the upstream sends its own messages on, once, and keeps it open:
     /// when it ends, it is opened again (with `Last-Event-ID`, so nothing is missed) after the
-    /// upstream's `retry`, while the session lasts. A server without one answers 405.
-    async fn listen(&self) {
+    /// upstream's `retry`, while the session lasts. A server without one answers 405. `opened`
+    /// is told when the first GET has its answer's head, or failed.
+    async fn listen(&self, mut opened: Option<oneshot::Sender<()>>) {
         {
             let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
             if state.listening || state.session_id.is_none() {
@@ -622,6 +638,9 @@ impl Link {
                 headers.insert(LAST_EVENT_ID, id);
             }
             let response = self.remote.request(Method::GET, &headers).send().await;
+            if let Some(opened) = opened.take() {
+                let _ = opened.send(());
+            }
             match response {
                 Ok(response)
                     if response.status().is_success()

@@ -554,5 +554,6 @@ mod child;
 mod eras;
 mod failures;
 mod front;
+mod get_stream;
 mod guards;
 mod sessions;
