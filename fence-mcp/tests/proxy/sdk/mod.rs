@@ -42,6 +42,9 @@ use std::sync::OnceLock;
 use fence_runtime::{Source, neutralise, parse};
 use serde_json::{Value, json};
 
+// The official MCP conformance suite, directly and through `--url`, `--listen --url` and
+// `--listen -- SERVER`.
+mod conformance;
 // The Python SDK over Streamable HTTP, directly.
 pub(crate) mod http;
 // The Python SDK over Streamable HTTP, through `fence mcp --listen`.
