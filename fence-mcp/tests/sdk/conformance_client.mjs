@@ -43,7 +43,9 @@ const { StreamableHTTPClientTransport } = require('@modelcontextprotocol/sdk/cli
 const { StdioClientTransport } = require('@modelcontextprotocol/sdk/client/stdio.js');
 const { ElicitRequestSchema } = require('@modelcontextprotocol/sdk/types.js');
 
-const TIMEOUT_MS = 10_000;
+/// How long a request may wait for its answer: long, for a loaded machine, but short of the 30 s
+/// after which the suite ends a client.
+const TIMEOUT_MS = 20_000;
 /// How long a scenario that needs the GET stream waits for it to open.
 const GET_STREAM_PATIENCE_MS = 5_000;
 /// How long the client waits for `fence mcp --listen` to name its address.

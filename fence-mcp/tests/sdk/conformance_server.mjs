@@ -35,9 +35,9 @@ const here = dirname(fileURLToPath(import.meta.url));
 const sdkDir = join(process.env.FENCE_SDK_DIR || join(here, '..', '..', '..', 'target', 'sdk-clients'), 'node');
 const require = createRequire(join(sdkDir, 'package.json'));
 const { Server } = require('@modelcontextprotocol/sdk/server/index.js');
-const { StdioServerTransport } = require('@modelcontextprotocol/sdk/server/stdio.js');
-const { StreamableHTTPServerTransport } = require('@modelcontextprotocol/sdk/server/streamableHttp.js');
 const types = require('@modelcontextprotocol/sdk/types.js');
+// Each transport is loaded by the mode that needs it: the stdio mode starts once per session
+// behind `fence mcp --listen -- SERVER`, and starts faster without the HTTP one.
 
 /// The `retry` (milliseconds) each event stream of the HTTP mode names in its first event.
 const RETRY_MS = 500;
@@ -435,6 +435,7 @@ function makeServer() {
 // Stdio.
 
 async function serveStdio() {
+    const { StdioServerTransport } = require('@modelcontextprotocol/sdk/server/stdio.js');
     await makeServer().connect(new StdioServerTransport());
 }
 
@@ -511,6 +512,7 @@ async function readJson(req) {
 }
 
 async function serveHttp(address) {
+    const { StreamableHTTPServerTransport } = require('@modelcontextprotocol/sdk/server/streamableHttp.js');
     const [host, port] = address.startsWith('[') ? [address.slice(1, address.indexOf(']')), address.slice(address.indexOf(']') + 2)] : address.split(':');
     const eventStore = makeEventStore();
     const sessions = new Map(); // session id → transport

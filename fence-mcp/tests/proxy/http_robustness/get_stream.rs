@@ -48,7 +48,12 @@ async fn url_opens_the_get_stream_before_the_next_request_goes_up() {
         .collect();
     assert_eq!(
         order,
-        ["initialize", "notifications/initialized", "GET", "tools/call"],
+        [
+            "initialize",
+            "notifications/initialized",
+            "GET",
+            "tools/call"
+        ],
         "the GET stream must be open before the client's next request reaches the upstream"
     );
 }

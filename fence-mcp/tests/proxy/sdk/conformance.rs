@@ -27,8 +27,9 @@
 //! difference fails the test either way. How many server processes a run through
 //! `--listen -- SERVER` leaves behind is asserted the same way ([`LEFT_BEHIND`]).
 //!
-//! Every run is made once per test process, all six at once (each suite in a directory of its
-//! own), and each test reads its part.
+//! Every run is made once per test process (each suite in a directory of its own), the three
+//! server runs at once beside the three client runs one after the other, and each test reads
+//! its part.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -156,8 +157,26 @@ const CLIENT_SCENARIO_COUNT: usize = 26;
 // ---------------------------------------------------------------------------------------------
 // The suite's results.
 
-/// One suite run's checks, by scenario (as `conformance list` names it).
-type Results = BTreeMap<String, Vec<Value>>;
+/// One suite run's checks, by scenario (as `conformance list` names it), and what each
+/// client scenario's client wrote on stderr (the proxy's stderr too, through `fence mcp`), for
+/// a failure to show.
+#[derive(Default)]
+struct Results {
+    checks: BTreeMap<String, Vec<Value>>,
+    stderr: BTreeMap<String, String>,
+}
+
+impl Results {
+    /// The end of what `scenario`'s client wrote on stderr, to show with a failure.
+    fn stderr_of(&self, scenario: &str) -> String {
+        let text = self.stderr.get(scenario).map_or("", String::as_str);
+        let start = text.len().saturating_sub(3000);
+        let start = (start..=text.len())
+            .find(|&at| text.is_char_boundary(at))
+            .unwrap_or(text.len());
+        format!("its client's stderr (the end): {}", &text[start..])
+    }
+}
 
 /// Every run, made once per test process.
 struct Runs {
@@ -224,19 +243,19 @@ fn run_suite(label: &str, args: &[&str]) -> Results {
     }
     let [stdout, stderr] = logs.map(|log| log.join().expect("a log reader ends"));
     eprintln!("{label}: the suite ran {args:?} in {:?}", started.elapsed());
-    let results = read_results(&output, &output);
+    let mut results = Results::default();
+    read_results(&output, &output, &mut results);
     assert!(
-        !results.is_empty(),
+        !results.checks.is_empty(),
         "{label}: the conformance suite wrote no results\n{stdout}\n{stderr}"
     );
     results
 }
 
-/// Every `checks.json` under `dir`, by scenario: its directory's path below `root`, without the
-/// timestamp the suite appends (`-2026-01-02T03-04-05-678Z`) and the `server-` it prefixes to a
-/// server scenario's.
-fn read_results(root: &Path, dir: &Path) -> Results {
-    let mut results = Results::new();
+/// Every `checks.json` under `dir` (and `stderr.txt` beside it) into `results`, by scenario:
+/// its directory's path below `root`, without the timestamp the suite appends
+/// (`-2026-01-02T03-04-05-678Z`) and the `server-` it prefixes to a server scenario's.
+fn read_results(root: &Path, dir: &Path, results: &mut Results) {
     for entry in std::fs::read_dir(dir).expect("the results directory is read") {
         let path = entry.expect("a results entry is read").path();
         if !path.is_dir() {
@@ -244,7 +263,7 @@ fn read_results(root: &Path, dir: &Path) -> Results {
         }
         let checks = path.join("checks.json");
         if !checks.is_file() {
-            results.extend(read_results(root, &path));
+            read_results(root, &path, results);
             continue;
         }
         let relative = path
@@ -252,18 +271,22 @@ fn read_results(root: &Path, dir: &Path) -> Results {
             .expect("under the results")
             .to_string_lossy()
             .into_owned();
-        let stamp = relative.len().saturating_sub("-2026-01-02T03-04-05-678Z".len());
+        let stamp = relative
+            .len()
+            .saturating_sub("-2026-01-02T03-04-05-678Z".len());
         let named = &relative[..stamp];
         let scenario = named.strip_prefix("server-").unwrap_or(named).to_owned();
         let text = std::fs::read_to_string(&checks).expect("checks.json is read");
         let checks: Value = serde_json::from_str(&text).expect("checks.json is JSON");
         let checks = checks.as_array().expect("checks.json is an array").clone();
+        if let Ok(stderr) = std::fs::read_to_string(path.join("stderr.txt")) {
+            results.stderr.insert(scenario.clone(), stderr);
+        }
         assert!(
-            results.insert(scenario.clone(), checks).is_none(),
+            results.checks.insert(scenario.clone(), checks).is_none(),
             "two results for {scenario}"
         );
     }
-    results
 }
 
 /// Where Node.js 22 keeps the code it compiled (`NODE_COMPILE_CACHE`), so each of the many
@@ -324,9 +347,9 @@ fn client_command(way: Way) -> String {
 /// Whether `sse-retry`'s client reconnected "very late" (past twice the `retry`): on a loaded
 /// machine, 26 clients starting at once can make it so.
 fn very_late(checks: &[Value]) -> bool {
-    checks
-        .iter()
-        .any(|check| check["id"] == "client-sse-retry-timing" && check["details"]["veryLate"] == true)
+    checks.iter().any(|check| {
+        check["id"] == "client-sse-retry-timing" && check["details"]["veryLate"] == true
+    })
 }
 
 /// The client scenarios through `way`: the whole suite, and `sse-retry` again on its own (up to
@@ -336,11 +359,19 @@ fn client_run(way: Way) -> Results {
     let label = format!("client {way:?}");
     let mut results = run_suite(&label, &["client", "--command", &command, "--suite", "all"]);
     for _ in 0..2 {
-        if !results.get("sse-retry").is_some_and(|checks| very_late(checks)) {
+        if !results
+            .checks
+            .get("sse-retry")
+            .is_some_and(|checks| very_late(checks))
+        {
             break;
         }
-        let again = run_suite(&label, &["client", "--command", &command, "--scenario", "sse-retry"]);
-        results.extend(again);
+        let again = run_suite(
+            &label,
+            &["client", "--command", &command, "--scenario", "sse-retry"],
+        );
+        results.checks.extend(again.checks);
+        results.stderr.extend(again.stderr);
     }
     results
 }
@@ -390,10 +421,14 @@ fn make_runs() -> Runs {
                 })
             })
             .collect();
-        let client: Vec<_> = [Way::Direct, Way::Url, Way::ListenUrl]
-            .into_iter()
-            .map(|way| scope.spawn(move || (way, client_run(way))))
-            .collect();
+        // One client suite at a time: each starts its 26 clients at once, and three at once
+        // would starve one another's (and the server runs') requests past their timeouts.
+        let client = scope.spawn(|| {
+            [Way::Direct, Way::Url, Way::ListenUrl]
+                .into_iter()
+                .map(|way| (way, client_run(way)))
+                .collect::<BTreeMap<_, _>>()
+        });
         let mut left_behind = 0;
         let server = server
             .into_iter()
@@ -403,10 +438,7 @@ fn make_runs() -> Runs {
                 (way, results)
             })
             .collect();
-        let client = client
-            .into_iter()
-            .map(|run| run.join().expect("a client run ends"))
-            .collect();
+        let client = client.join().expect("the client runs end");
         (server, client, left_behind)
     });
     drop(child_front);
@@ -467,7 +499,8 @@ fn normalise(scenario: &str, check: &Value, endpoint: &str, direct: &str) -> Val
         match value {
             Value::String(text) => {
                 if let Ok(block) = parse(text) {
-                    if block.source().starts_with("tool:") || block.source().starts_with("resource:")
+                    if block.source().starts_with("tool:")
+                        || block.source().starts_with("resource:")
                     {
                         *text = block.content().to_owned();
                     }
@@ -565,8 +598,13 @@ fn check_way(kind: &str, way: Way) {
         _ => (&runs.client, CLIENT_SCENARIO_COUNT),
     };
     let (direct, proxied) = (&all[&Way::Direct], &all[&way]);
+    let (direct_logs, proxied_logs) = (direct, proxied);
+    let (direct, proxied) = (&direct.checks, &proxied.checks);
     let (endpoint, direct_endpoint) = match kind {
-        "server" => (runs.endpoints[&way].as_str(), runs.endpoints[&Way::Direct].as_str()),
+        "server" => (
+            runs.endpoints[&way].as_str(),
+            runs.endpoints[&Way::Direct].as_str(),
+        ),
         _ => ("", ""),
     };
     let mut failures = Vec::new();
@@ -592,8 +630,10 @@ fn check_way(kind: &str, way: Way) {
         match expected {
             None if found.is_empty() => matching += 1,
             None => failures.push(format!(
-                "{scenario} through {way:?} differs from the direct run:\n{}",
-                found.join("\n")
+                "{scenario} through {way:?} differs from the direct run:\n{}\n{}\ndirectly, {}",
+                found.join("\n"),
+                proxied_logs.stderr_of(scenario),
+                direct_logs.stderr_of(scenario),
             )),
             Some(entry) => {
                 let listed: Vec<(String, String)> = entry
@@ -646,21 +686,26 @@ fn direct_runs_pass() {
             .iter()
             .all(|(_, status)| status == "SUCCESS" || status == "INFO")
     };
-    for (scenario, checks) in &runs.server[&Way::Direct] {
+    for (scenario, checks) in &runs.server[&Way::Direct].checks {
         if !passing(checks) {
             failures.push(format!("server {scenario}: {:?}", verdict(checks)));
         }
     }
+    let client = &runs.client[&Way::Direct];
     for scenario in CLIENT_SCENARIOS {
-        match runs.client[&Way::Direct].get(scenario) {
+        match client.checks.get(scenario) {
             Some(checks) if passing(checks) => {}
             other => failures.push(format!(
-                "client {scenario}: {:?}",
-                other.map(|checks| verdict(checks))
+                "client {scenario}: {:#?}\n{}",
+                other.map(|checks| checks
+                    .iter()
+                    .filter(|check| !log_entry(check))
+                    .collect::<Vec<_>>()),
+                client.stderr_of(scenario)
             )),
         }
     }
-    assert!(failures.is_empty(), "directly: {failures:#?}");
+    assert!(failures.is_empty(), "directly:\n{}", failures.join("\n\n"));
 }
 
 #[test]
