@@ -7,8 +7,8 @@
 //
 // The SDK is loaded from the folder scripts/sdk-setup.sh installs it in, as the drivers beside
 // this file load it. With `--http` the server prints one line on stdout once it is listening,
-// `listening http://HOST:PORT/mcp`, and serves until its stdin ends (so a test that drops it
-// ends it). Each `initialize` without `Mcp-Session-Id` starts a session of its own (the SDK's
+// `listening http://HOST:PORT/mcp`, and serves until its stdin ends when that is a pipe (so a
+// test that drops it ends it), else until it is stopped. Each `initialize` without `Mcp-Session-Id` starts a session of its own (the SDK's
 // `StreamableHTTPServerTransport`, with an event store, so every event of a stream has an id and
 // a client resumes a broken stream with `Last-Event-ID`, and a `retry` of RETRY_MS); a request
 // naming no known session gets 404, one naming none (but `initialize`) 400; a `Host` or an
@@ -24,6 +24,7 @@
 // subscriptions, the prompts of PROMPTS, `logging/setLevel` (which filters the log messages)
 // and `completion/complete`.
 
+import { fstatSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -607,8 +608,10 @@ async function serveHttp(address) {
     const bound = http.address();
     const shown = bound.family === 'IPv6' ? `[${bound.address}]` : bound.address;
     process.stdout.write(`listening http://${shown}:${bound.port}/mcp\n`);
-    process.stdin.on('end', () => process.exit(0));
-    process.stdin.resume();
+    if (fstatSync(0).isFIFO()) {
+        process.stdin.on('end', () => process.exit(0));
+        process.stdin.resume();
+    }
 }
 
 const mode = process.argv[2];

@@ -506,7 +506,7 @@ fn normalise(scenario: &str, check: &Value, endpoint: &str, direct: &str) -> Val
                     }
                 }
                 if ["eventId", "lastEventId", "lastEventIdUsed", "event/id"].contains(&key) {
-                    *text = "<event id>".to_owned();
+                    "<event id>".clone_into(text);
                 } else if !endpoint.is_empty() && text.contains(endpoint) {
                     *text = text.replace(endpoint, direct);
                 }
