@@ -27,6 +27,9 @@
 //! difference fails the test either way. How many server processes a run through
 //! `--listen -- SERVER` leaves behind is asserted the same way ([`LEFT_BEHIND`]).
 //!
+//! 0.1.16 selects the handshake era only (its clients offer 2025-11-25 at most, and nothing in
+//! it speaks 2026-07-28): docs/mcp-proxy.md, "Conformance", says what each run negotiates.
+//!
 //! Every run is made once per test process (each suite in a directory of its own), the three
 //! server runs at once beside the three client runs one after the other, and each test reads
 //! its part.
