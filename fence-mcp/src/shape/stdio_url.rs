@@ -7,7 +7,9 @@
 //! `Mcp-Session-Id` the upstream gave in answer to `initialize` and the negotiated
 //! `MCP-Protocol-Version`, sends both on every request after it, sends the 2026-07-28
 //! protocol's `Mcp-Method` and `Mcp-Name` headers, opens the GET stream for the upstream's own
-//! messages once the session is initialized, and deletes the session when the client leaves.
+//! messages once the session is initialized (before the client's next message goes up, as the
+//! SDKs' clients open it before their next request), and deletes the session when the client
+//! leaves.
 
 use std::collections::HashMap;
 use std::io::BufReader;
@@ -18,7 +20,7 @@ use std::time::Duration;
 
 use http::{HeaderMap, HeaderValue, Method, StatusCode};
 use serde_json::value::RawValue;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 use tokio::task::{AbortHandle, JoinSet};
 
 use crate::engine::{Deliver, Engine, collected, deliver, report};
@@ -40,6 +42,12 @@ const MAX_FLIGHTS: usize = 256;
 /// How many lines for the client's stdout may wait to be written: past them, reading the
 /// upstream waits for the client to read.
 const OUT_LINES: usize = 64;
+
+/// How long the client's next message waits, once `notifications/initialized` is accepted, for
+/// the upstream to answer the GET stream's request with its head: a server that sends a request
+/// of its own on the GET stream as soon as the client's next request arrives (an elicitation
+/// from a tool) finds the stream open. Past it, the message goes up all the same.
+const GET_STREAM_OPENING: Duration = Duration::from_secs(3);
 
 /// How long to wait before reconnecting a stream whose server named no `retry`: what both
 /// official SDKs' clients wait.
@@ -309,6 +317,9 @@ impl Link {
             _ => None,
         };
         let key = alone.clone();
+        // Told once the GET stream has its head (or could not be opened; dropped unsent when
+        // it is not opened at all).
+        let (opened, open) = oneshot::channel::<()>();
         let flight = flights.spawn(async move {
             let response = request.send().await;
             let accepted = response
@@ -327,12 +338,16 @@ impl Link {
             }
             if initialized && accepted {
                 // Not a flight: the client leaving does not wait for it.
-                tokio::spawn(async move { link.listen().await });
+                tokio::spawn(async move { link.listen(Some(opened)).await });
             }
         });
         if let Some(key) = alone {
             let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
             state.flying.insert(key, flight);
+        }
+        if initialized {
+            // The client's next message waits here: the loop that reads them is the caller.
+            let _ = tokio::time::timeout(GET_STREAM_OPENING, open).await;
         }
     }
 
@@ -390,7 +405,7 @@ impl Link {
                 break;
             }
             tokio::time::sleep(read.wait()).await;
-            match self.resume(&last_id, initialize).await {
+            match self.resume(&last_id, initialize, &mut None).await {
                 Ok(resumed) => {
                     empty = if resumed.events > 0 { 0 } else { empty + 1 };
                     read = read.then(resumed);
@@ -418,7 +433,12 @@ impl Link {
     /// Reconnects a stream with a GET after its event `last_id` (none: the GET stream, opened
     /// anew), and reads it. Not read: `Some` when the upstream refuses to resume it (404: the
     /// session is gone; 405: it serves no GET), why; `None` when this reconnect failed.
-    async fn resume(&self, last_id: &str, initialize: bool) -> Result<Read, Option<String>> {
+    async fn resume(
+        &self,
+        last_id: &str,
+        initialize: bool,
+        opened: &mut Option<oneshot::Sender<()>>,
+    ) -> Result<Read, Option<String>> {
         let mut headers = self.session_headers();
         headers.insert(http::header::ACCEPT, HeaderValue::from_static(EVENT_STREAM));
         if !last_id.is_empty() {
@@ -426,6 +446,9 @@ impl Link {
             headers.insert(LAST_EVENT_ID, id);
         }
         let response = self.remote.request(Method::GET, &headers).send().await;
+        if let Some(opened) = opened.take() {
+            let _ = opened.send(());
+        }
         match response {
             Ok(response)
                 if response.status().is_success()
@@ -686,8 +709,9 @@ impl Link {
     /// Opens the GET stream the upstream sends its own messages on, once, and keeps it open:
     /// when it ends, it is opened again (with `Last-Event-ID`, so nothing is missed) after the
     /// upstream's `retry`, while the session lasts, until a GET is refused (404, 405: a server
-    /// without one) or [`MAX_EMPTY_RESUMES`] in a row bring no event.
-    async fn listen(&self) {
+    /// without one) or [`MAX_EMPTY_RESUMES`] in a row bring no event. `opened` is told when the
+    /// first GET has its answer's head, or failed.
+    async fn listen(&self, mut opened: Option<oneshot::Sender<()>>) {
         {
             let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
             if state.listening || state.session_id.is_none() {
@@ -699,7 +723,7 @@ impl Link {
         let mut empty = 0;
         while empty < MAX_EMPTY_RESUMES {
             let last_id = read.last_id.clone().unwrap_or_default();
-            match self.resume(&last_id, false).await {
+            match self.resume(&last_id, false, &mut opened).await {
                 Ok(resumed) => {
                     empty = if resumed.events > 0 { 0 } else { empty + 1 };
                     read = read.then(resumed);

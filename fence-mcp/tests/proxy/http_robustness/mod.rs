@@ -555,6 +555,7 @@ mod child;
 mod eras;
 mod failures;
 mod front;
+mod get_stream;
 mod guards;
 mod resume;
 mod sessions;

@@ -44,6 +44,9 @@ use serde_json::{Value, json};
 
 // MCP Apps: a real app server's view, directly and through `fence mcp`.
 mod apps;
+// The official MCP conformance suite, directly and through `--url`, `--listen --url` and
+// `--listen -- SERVER`.
+mod conformance;
 // The Python SDK over Streamable HTTP, directly.
 pub(crate) mod http;
 // The Python SDK over Streamable HTTP, through `fence mcp --listen`.
