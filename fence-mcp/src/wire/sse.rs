@@ -451,10 +451,11 @@ pub(crate) fn identified_event(id: Option<&str>, message: &[u8]) -> Vec<u8> {
 }
 
 /// A priming event (SEP-1699): the id `id` and empty data, which a client dispatches nothing
-/// for, yet resumes its stream after.
-pub(crate) fn priming_event(id: &str) -> Vec<u8> {
-    let mut out = Vec::with_capacity(id.len() + 12);
+/// for, yet resumes its stream after, `retry` milliseconds after it broke off.
+pub(crate) fn priming_event(id: &str, retry: u64) -> Vec<u8> {
+    let mut out = Vec::with_capacity(id.len() + 32);
     write_field(b"id", id.as_bytes(), &mut out);
+    write_field(b"retry", retry.to_string().as_bytes(), &mut out);
     write_field(b"data", b"", &mut out);
     out.push(b'\n');
     out

@@ -167,7 +167,7 @@ impl Children {
                     },
                 };
                 let streams = accepts_stream(&parts.headers);
-                let primes = primes(&parts.headers);
+                let primes = server.primes(&parts.headers);
                 let mut response = server.post(&body, streams, primes).await;
                 if let Some(id) = new_id.and_then(|id| HeaderValue::from_str(&id).ok()) {
                     response.headers_mut().insert(SESSION_ID, id);
@@ -179,7 +179,7 @@ impl Children {
                 Some(server) => {
                     match parts.headers.get(LAST_EVENT_ID).filter(|id| !id.is_empty()) {
                         Some(last) => server.resume(&String::from_utf8_lossy(last.as_bytes())),
-                        None => server.listen(primes(&parts.headers)),
+                        None => server.listen(server.primes(&parts.headers)),
                     }
                 }
                 None => refusal(

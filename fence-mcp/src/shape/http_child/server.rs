@@ -4,7 +4,7 @@
 
 use std::io::BufReader;
 use std::process::{Child, ChildStdin, ChildStdout};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -12,6 +12,7 @@ use http::{HeaderValue, Response, StatusCode};
 use http_body_util::{BodyExt, StreamBody};
 use hyper::body::Frame;
 
+use super::PRIMED_FROM;
 use super::queue::Receiver;
 use super::routes::{Heading, Hop, Next, Route, Routes, answer_id};
 use super::stateless::{Renumbered, fresh_id};
@@ -26,7 +27,7 @@ use crate::said::shown;
 use crate::session::{Session, Side};
 use crate::upstream::child::{self, Stage};
 use crate::upstream::reaper::Reaper;
-use crate::wire::message::{Sent, with_id};
+use crate::wire::message::{Sent, negotiated, with_id};
 use crate::wire::{EVENT_STREAM, joined};
 
 /// How long the stateless server's output waits for one client to read: that server is every
@@ -47,6 +48,9 @@ pub(super) struct Server {
     /// the start) get ids of its own, and a client closing a request's stream, or its
     /// connection, cancels the request.
     stateless: bool,
+    /// Whether the protocol version the session negotiated (its `initialize` answer's) is one
+    /// whose clients read a priming event; unset until that answer passes.
+    primed: OnceLock<bool>,
 }
 
 impl Server {
@@ -81,6 +85,7 @@ impl Server {
             routes: Mutex::new(Routes::new(stateless)),
             used: Mutex::new(Instant::now()),
             stateless,
+            primed: OnceLock::new(),
         });
         let reading = server.clone();
         thread::spawn(move || reading.read(output, limit));
@@ -90,6 +95,14 @@ impl Server {
     /// The routes of the server's messages; never held while a message is sent.
     fn routes(&self) -> MutexGuard<'_, Routes> {
         self.routes.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Whether a request's stream starts with a priming event: the request names a protocol
+    /// version whose clients read one, or the session negotiated one (a client may name an
+    /// older version in its header than the one it negotiated; it still reads what it
+    /// negotiated).
+    pub(super) fn primes(&self, headers: &http::HeaderMap) -> bool {
+        super::primes(headers) || self.primed.get() == Some(&true)
     }
 
     /// The session, whose voice the proxy speaks of it with.
@@ -320,6 +333,12 @@ impl Server {
     /// queue is full (never with the routes held): on the stateless server, which every
     /// stateless client shares, for [`STALL`] at most, then that response is closed.
     fn route_one(&self, mut message: Vec<u8>) {
+        if self.primed.get().is_none() && !self.stateless {
+            // Read until the session's `initialize` is answered, its first answer.
+            if let Some(version) = negotiated(&message) {
+                let _ = self.primed.set(version.as_str() >= PRIMED_FROM);
+            }
+        }
         let heading = Heading::read(&message);
         let patience = self.stateless.then_some(STALL);
         let mut hop = Hop::Answer;

@@ -40,6 +40,11 @@ pub(crate) const REPLAY_STREAMS: usize = 16;
 /// JSON-RPC's "server error", for an answer the proxy forgot before its client resumed.
 const FORGOTTEN: i64 = -32000;
 
+/// How long a client waits, in milliseconds, before it resumes a stream that broke off: the
+/// `retry` of each stream's priming event (what both official SDKs' clients wait when a stream
+/// names none, said outright, as SEP-1699 asks of a server).
+pub(crate) const RESUME_AFTER_MS: u64 = 1000;
+
 /// A message of the server's on its way to a response.
 #[derive(Debug)]
 pub(super) struct Routed {
@@ -217,7 +222,7 @@ impl Stream {
         let mut state = self.state();
         let at = state.next;
         state.next += 1;
-        let event = Bytes::from(priming_event(&self.id(at)));
+        let event = Bytes::from(priming_event(&self.id(at), RESUME_AFTER_MS));
         if let Some(sender) = &state.sender {
             sender.put(event.clone());
         }

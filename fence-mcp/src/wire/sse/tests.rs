@@ -192,8 +192,8 @@ fn rewriting_replaces_the_data_and_writes_every_other_field_again_as_a_client_re
         identified_event(Some("3-1"), b"{}"),
         b"id: 3-1\nevent: message\ndata: {}\n\n"
     );
-    let priming = priming_event("3-0");
-    assert_eq!(priming, b"id: 3-0\ndata:\n\n");
+    let priming = priming_event("3-0", 1000);
+    assert_eq!(priming, b"id: 3-0\nretry: 1000\ndata:\n\n");
     let event = Event::read(&priming);
     assert_eq!((event.id(), event.message()), (Some(&b"3-0"[..]), None));
 }

@@ -231,8 +231,8 @@ async fn listen_child_streams_are_primed_and_resumed_with_last_event_id() {
     let priming = first_event(&mut response).await;
     let id = priming
         .strip_prefix("id: ")
-        .and_then(|rest| rest.strip_suffix("\ndata:\n\n"))
-        .unwrap_or_else(|| panic!("a priming event first: {priming:?}"))
+        .and_then(|rest| rest.strip_suffix("\nretry: 1000\ndata:\n\n"))
+        .unwrap_or_else(|| panic!("a priming event first, with a retry: {priming:?}"))
         .to_owned();
     drop(response);
 
