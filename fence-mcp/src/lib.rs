@@ -105,10 +105,12 @@ pub use crate::options::{DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE, HttpFront, 
 /// with:
 ///
 /// - 2 when the options cannot be used (a pin file that cannot be read, a URL that is not
-///   one), before any server is started;
+///   one; behind an HTTP front, a server's command that cannot be run), before any server is
+///   started;
 /// - 128 + N when signal N ended the proxy;
 /// - on stdio with a child server, the server's own status, or 1 when that was 0 but requests
-///   were left unanswered.
+///   were left unanswered; 127 when its command is not found and 126 when it may not be run,
+///   once the client's first request (its `initialize`) has been answered with why.
 ///
 /// It blocks, running each direction on a thread of its own, and watches SIGTERM, SIGINT and
 /// SIGHUP while it runs (on Unix). Call it from `main`; from inside an async runtime, call it

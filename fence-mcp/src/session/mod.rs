@@ -576,6 +576,20 @@ impl Session {
         self.state().unanswered
     }
 
+    /// The upstream could not be started (`why`): every request waiting gets an error saying
+    /// why, and is forgotten.
+    pub(crate) fn never_started(&self, why: &str) -> Vec<Vec<u8>> {
+        let waiting: Vec<Pending> = self.state().client.drain().collect();
+        waiting
+            .iter()
+            .filter(|pending| !pending.cancelled)
+            .map(|pending| {
+                let message = format!("fence mcp: {why} (for {})", pending.describe());
+                error_reply(&pending.id, CONNECTION_CLOSED, &message)
+            })
+            .collect()
+    }
+
     /// The upstream closed its output: every request still waiting gets an error, and any
     /// request from now on gets one at once.
     pub(crate) fn upstream_gone(&self) -> Vec<Vec<u8>> {

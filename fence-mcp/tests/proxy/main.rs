@@ -17,3 +17,5 @@ mod oracle;
 mod pin;
 mod robustness;
 mod sdk;
+#[cfg(unix)]
+mod startup;
