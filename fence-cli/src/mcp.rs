@@ -50,7 +50,8 @@ pub(crate) struct Args {
     structured_content: Structured,
     /// Pin what the server says about itself — its tools, prompts and instructions — in FILE:
     /// recorded when FILE does not exist (trust on first use; review it), and compared by
-    /// meaning with every list and `initialize` answer after that
+    /// meaning with every list and `initialize` answer after that. A missing folder of FILE's
+    /// is made (mode 0700) when it is under your home folder
     #[arg(long, value_name = "FILE")]
     pin: Option<PathBuf>,
     /// What a tool, prompt or instructions that changed since they were pinned, or are new,

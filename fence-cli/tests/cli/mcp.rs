@@ -146,7 +146,7 @@ fn a_pin_file_that_cannot_be_read_stops_the_proxy_before_the_server_starts() {
     );
     assert_eq!(code(&output), 2, "{}", stderr(&output));
     assert!(
-        stderr(&output).contains("no folder to write it in"),
+        stderr(&output).contains("create it (`mkdir -p "),
         "{}",
         stderr(&output)
     );

@@ -160,20 +160,22 @@ impl PinFile {
             )
         })?;
         let found = loaded.is_some();
-        let folder = path
-            .parent()
-            .filter(|folder| !folder.as_os_str().is_empty());
-        if !found && folder.is_some_and(|folder| !folder.is_dir()) {
-            return Err(format!(
-                "cannot use the pin file {file}: there is no such file, and no folder to write \
-                 it in"
-            ));
-        }
+        let created = if found {
+            None
+        } else {
+            file::make_folder(path).map_err(|problem| {
+                format!("cannot use the pin file {file}: there is no such file, and {problem}")
+            })?
+        };
         let pinned = loaded.unwrap_or_default();
         let note = if !found {
+            let created = created.map_or_else(String::new, |folder| {
+                let folder = shown(&folder.display().to_string());
+                format!(" (made its folder {folder}, mode 0700)")
+            });
             Some(format!(
-                "pin {file}: no such file; pinning what the server says about itself into it \
-                 (trust on first use: review the file)"
+                "pin {file}: no such file{created}; pinning what the server says about itself into \
+                 it (trust on first use: review the file)"
             ))
         } else if update {
             Some(format!(

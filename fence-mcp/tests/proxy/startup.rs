@@ -1,6 +1,7 @@
 //! What the proxy says when it cannot start what it was told to: a server's command that cannot
 //! run, over stdio (the client's `initialize` is answered with why) and behind `--listen`
-//! (checked before listening).
+//! (checked before listening); a pin file whose folder is missing (made under the home folder,
+//! else an error saying how).
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -8,7 +9,7 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
-use crate::common::{Lines, PATIENCE, binaries};
+use crate::common::{Lines, PATIENCE, binaries, proxy_command};
 
 /// `fence mcp ARGS -- COMMAND`, its pipes the test's.
 fn proxy(args: &[&str], command: &Path) -> Lines {
@@ -142,4 +143,84 @@ fn listen_checks_the_servers_command_before_listening() {
     }
     let proxy = proxy(&["--listen", "127.0.0.1:0"], &no_interpreter);
     proxy.stderr_until("listening on http://");
+}
+
+/// `fence mcp --pin PIN -- <the test server>`, with `HOME` set to `home`, from the folder `at`.
+fn pinning(pin: &Path, home: &Path, at: &Path) -> Lines {
+    let mut command = proxy_command(&["--pin", pin.to_str().unwrap()]);
+    command.env("HOME", home).current_dir(at);
+    Lines::spawn(command)
+}
+
+/// `--pin ~/.config/fence/…` on a machine where no such folder exists: the proxy makes it (and
+/// `.config`), mode 0700, and pins into it.
+#[test]
+fn a_pin_files_missing_folder_under_home_is_made() {
+    let home = tempfile::tempdir().unwrap();
+    let pin = home.path().join(".config/fence/server.pin.json");
+    let mut client = pinning(&pin, home.path(), home.path());
+    client.send(&initialize(0));
+    assert!(client.answer(0).get("result").is_some());
+    client.send(&json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
+    client.send(&json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list" }));
+    assert!(client.answer(1).get("result").is_some());
+    client.close();
+    assert_eq!(client.wait(PATIENCE).code(), Some(0), "{}", client.stderr());
+    let pinned: Value = serde_json::from_slice(&std::fs::read(&pin).unwrap()).unwrap();
+    assert!(
+        pinned["tools"]
+            .as_array()
+            .is_some_and(|tools| !tools.is_empty())
+    );
+    for folder in [".config", ".config/fence"] {
+        let mode = std::fs::metadata(home.path().join(folder))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o700, "{folder}");
+    }
+    let made = format!(
+        "made its folder {}, mode 0700",
+        pin.parent().unwrap().display()
+    );
+    assert!(client.stderr().contains(&made), "{}", client.stderr());
+}
+
+/// A pin file whose folder is missing outside the home folder, or named from `~` (which only a
+/// shell expands), stops the proxy with status 2 and what to do; nothing is made.
+#[test]
+fn a_pin_files_missing_folder_elsewhere_is_an_error_saying_how() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    std::fs::create_dir(&home).unwrap();
+    let elsewhere = dir.path().join("elsewhere/my pins");
+    let outside = elsewhere.join("server.pin.json");
+    let climbing = home.join("../elsewhere/server.pin.json");
+    let tilde = Path::new("~/.config/fence/server.pin.json");
+    for (pin, said) in [
+        (
+            outside.as_path(),
+            format!(
+                "the proxy makes one only under your home folder: create it (`mkdir -p '{}'`)",
+                elsewhere.display()
+            ),
+        ),
+        (climbing.as_path(), "`mkdir -p ".to_owned()),
+        (
+            tilde,
+            format!(
+                "the path starts with `~`, which only a shell makes your home folder; give the \
+                 whole path ({}/…)",
+                home.display()
+            ),
+        ),
+    ] {
+        let mut client = pinning(pin, &home, &home);
+        assert_eq!(client.wait(PATIENCE).code(), Some(2), "{}", client.stderr());
+        let stderr = client.stderr();
+        assert!(stderr.contains("there is no such file, and "), "{stderr}");
+        assert!(stderr.contains(&said), "{said:?} in {stderr}");
+    }
+    assert!(!dir.path().join("elsewhere").exists());
+    assert!(!home.join("~").exists());
 }
