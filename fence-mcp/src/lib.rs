@@ -104,9 +104,9 @@ pub use crate::options::{DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE, HttpFront, 
 /// HTTP front: until a signal ends it), and returns the exit status the process should end
 /// with:
 ///
-/// - 2 when the options cannot be used (a pin file that cannot be read, a URL that is not
-///   one; behind an HTTP front, a server's command that cannot be run), before any server is
-///   started;
+/// - 2 when the proxy cannot start: options that cannot be used (a pin file that cannot be
+///   read, a URL that is not one; behind an HTTP front, a server's command that cannot be run,
+///   an address it cannot listen on), before any server is started;
 /// - 128 + N when signal N ended the proxy;
 /// - on stdio with a child server, the server's own status, or 1 when that was 0 but requests
 ///   were left unanswered; 127 when its command is not found and 126 when it may not be run,

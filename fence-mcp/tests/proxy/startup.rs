@@ -224,3 +224,19 @@ fn a_pin_files_missing_folder_elsewhere_is_an_error_saying_how() {
     assert!(!dir.path().join("elsewhere").exists());
     assert!(!home.join("~").exists());
 }
+
+/// An address in use is the operator's to change, not a server's failure: exit status 2 (1 is
+/// for requests a server left unanswered), and what to do.
+#[test]
+fn an_address_in_use_exits_2_saying_what_to_do() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let mut proxy = Lines::spawn(proxy_command(&["--listen", &addr]));
+    assert_eq!(proxy.wait(PATIENCE).code(), Some(2), "{}", proxy.stderr());
+    let stderr = proxy.stderr();
+    assert!(
+        stderr.contains(&format!("cannot listen on {addr}: "))
+            && stderr.contains("give another port, or port 0 for a free one"),
+        "{stderr}"
+    );
+}
