@@ -27,6 +27,7 @@ use crate::said::{excerpt, shown};
 mod answer;
 mod asked;
 mod oversized;
+mod told;
 
 use asked::{Asked, Pending, asked};
 pub(crate) use oversized::Skimmed;
@@ -134,6 +135,8 @@ struct State {
     unanswered: usize,
     /// Remove `structuredContent` from results, and `outputSchema` from listed tools.
     remove_structured: bool,
+    /// The warnings for the client, and whether it asked for them.
+    told: told::Told,
 }
 
 /// The state of one proxied connection, shared by the thread reading the client and the thread
@@ -177,6 +180,7 @@ impl Session {
                 noted: HashSet::new(),
                 unanswered: 0,
                 remove_structured: false,
+                told: told::Told::default(),
             }),
             pin: None,
         }
@@ -271,6 +275,7 @@ impl Session {
             return refuse(INVALID_REQUEST, "the method is not a string");
         };
         let params = members.one("params").ok().flatten();
+        let sets_level = (method == "logging/setLevel").then_some(params);
         let Some(id) = id else {
             if method == "notifications/cancelled" {
                 self.cancelled(params);
@@ -329,7 +334,12 @@ impl Session {
         // The id names this request now: an answer sent again to one answered before under it
         // is no longer told apart from this one's, whatever ends this one.
         state.answered.forget(&named);
-        Outcome::new(Forward::AsIs)
+        drop(state);
+        let mut outcome = Outcome::new(Forward::AsIs);
+        if let Some(params) = sets_level {
+            outcome.reply = self.set_level(params);
+        }
+        outcome
     }
 
     /// Whether the pin lets a request naming a tool or a prompt go on; else why not.
@@ -574,20 +584,6 @@ impl Session {
     /// How many requests the upstream left unanswered when it closed its output.
     pub(crate) fn unanswered(&self) -> usize {
         self.state().unanswered
-    }
-
-    /// The upstream could not be started (`why`): every request waiting gets an error saying
-    /// why, and is forgotten.
-    pub(crate) fn never_started(&self, why: &str) -> Vec<Vec<u8>> {
-        let waiting: Vec<Pending> = self.state().client.drain().collect();
-        waiting
-            .iter()
-            .filter(|pending| !pending.cancelled)
-            .map(|pending| {
-                let message = format!("fence mcp: {why} (for {})", pending.describe());
-                error_reply(&pending.id, CONNECTION_CLOSED, &message)
-            })
-            .collect()
     }
 
     /// The upstream closed its output: every request still waiting gets an error, and any

@@ -19,3 +19,4 @@ mod robustness;
 mod sdk;
 #[cfg(unix)]
 mod startup;
+mod told;
