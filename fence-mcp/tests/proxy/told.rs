@@ -92,7 +92,7 @@ fn a_client_that_enabled_logging_is_warned_of_what_the_pin_withheld() {
         "logging/setLevel",
         &json!({ "level": "info" }),
     );
-    assert_eq!(warnings(&set), [instructions.clone()], "{set:?}");
+    assert_eq!(warnings(&set), [instructions], "{set:?}");
     let listed = ask(&mut warned, 2, "tools/list", &json!({}));
     assert_eq!(warnings(&listed), [fetch], "{listed:?}");
     let tools = &answer(&listed, 2)["result"]["tools"];
