@@ -81,6 +81,7 @@ pub(crate) fn cannot_start(server: &ChildServer, err: &io::Error) -> (String, u8
 /// it; else what stderr says. What cannot be told before it runs: that a script's interpreter
 /// (its `#!` line) is there, that a program is for this machine and finds its libraries, and
 /// that the server then starts (an `npx` of a package that does not exist starts `npx`).
+#[cfg(feature = "http")]
 pub(crate) fn check(server: &ChildServer) -> Result<(), String> {
     let command = server.command();
     match resolve(command) {
@@ -95,6 +96,8 @@ pub(crate) fn check(server: &ChildServer) -> Result<(), String> {
 
 /// Why a command cannot be run, found before running it, with the system's error that said so.
 #[derive(Debug)]
+// Only `check`, behind an HTTP front, says the error: a stdio server's own is said instead.
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
 pub(crate) enum Unrunnable {
     /// A command naming a folder (`./server`, `/usr/bin/node`) names no file.
     Missing(PathBuf, io::Error),
@@ -108,6 +111,7 @@ pub(crate) enum Unrunnable {
 
 impl Unrunnable {
     /// The system's error, as running the command would give it.
+    #[cfg(feature = "http")]
     fn error(&self) -> String {
         match self {
             Unrunnable::Missing(_, err)
