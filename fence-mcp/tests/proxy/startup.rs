@@ -88,7 +88,8 @@ fn a_server_that_cannot_start_answers_the_clients_initialize_with_why() {
         };
         assert!(message.contains(os_error), "{answer}");
         assert_eq!(client.wait(PATIENCE).code(), Some(status), "{message}");
-        assert!(client.stderr().contains(said), "{}", client.stderr());
+        // Read on a thread of its own: the process's end may come first.
+        client.stderr_until(said);
     }
 }
 
@@ -130,7 +131,7 @@ fn listen_checks_the_servers_command_before_listening() {
     ] {
         let mut proxy = proxy(&["--listen", "127.0.0.1:0"], command);
         assert_eq!(proxy.wait(PATIENCE).code(), Some(2), "{}", proxy.stderr());
-        let stderr = proxy.stderr();
+        let stderr = proxy.stderr_until(said);
         assert!(
             stderr.contains(&format!(
                 "cannot start the server {:?}",
@@ -183,7 +184,7 @@ fn a_pin_files_missing_folder_under_home_is_made() {
         "made its folder {}, mode 0700",
         pin.parent().unwrap().display()
     );
-    assert!(client.stderr().contains(&made), "{}", client.stderr());
+    client.stderr_until(&made);
 }
 
 /// A pin file whose folder is missing outside the home folder, or named from `~` (which only a
@@ -217,7 +218,7 @@ fn a_pin_files_missing_folder_elsewhere_is_an_error_saying_how() {
     ] {
         let mut client = pinning(pin, &home, &home);
         assert_eq!(client.wait(PATIENCE).code(), Some(2), "{}", client.stderr());
-        let stderr = client.stderr();
+        let stderr = client.stderr_until(&said);
         assert!(stderr.contains("there is no such file, and "), "{stderr}");
         assert!(stderr.contains(&said), "{said:?} in {stderr}");
     }
@@ -233,7 +234,7 @@ fn an_address_in_use_exits_2_saying_what_to_do() {
     let addr = taken.local_addr().unwrap().to_string();
     let mut proxy = Lines::spawn(proxy_command(&["--listen", &addr]));
     assert_eq!(proxy.wait(PATIENCE).code(), Some(2), "{}", proxy.stderr());
-    let stderr = proxy.stderr();
+    let stderr = proxy.stderr_until("give another port, or port 0 for a free one");
     assert!(
         stderr.contains(&format!("cannot listen on {addr}: "))
             && stderr.contains("give another port, or port 0 for a free one"),

@@ -26,17 +26,27 @@ fn pinned(pin: &Path, variants: &str) -> Lines {
     client
 }
 
-/// Sends request `id` asking `method` with `params`, then a `ping`: every message until the
-/// ping's answer, which is not among them (the proxy's warnings follow the answer they concern,
-/// and come before the ping's).
+/// Sends request `id` asking `method` with `params` and waits for its answer, then sends a
+/// `ping` and waits for that: every message until the ping's answer, which is not among them.
+/// The server may answer requests in any order, but what the proxy writes is in order: its
+/// warnings come before the ping's answer (with the answer they follow, or before it).
 fn ask(client: &mut Lines, id: u64, method: &str, params: &Value) -> Vec<Value> {
     client.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
-    let ping = 1000 + id;
-    client.send(&json!({ "jsonrpc": "2.0", "id": ping, "method": "ping" }));
     let mut messages = Vec::new();
+    let answers = |message: &Value, id: u64| message["id"] == id && message.get("method").is_none();
     loop {
         let message = client.next();
-        if message["id"] == ping && message.get("method").is_none() {
+        let answered = answers(&message, id);
+        messages.push(message);
+        if answered {
+            break;
+        }
+    }
+    let ping = 1000 + id;
+    client.send(&json!({ "jsonrpc": "2.0", "id": ping, "method": "ping" }));
+    loop {
+        let message = client.next();
+        if answers(&message, ping) {
             return messages;
         }
         messages.push(message);
