@@ -83,27 +83,12 @@ fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) => {
+            // clap's words are the fix: an option's value, an option another needs. Where the
+            // server's command is missing, or an option may be the server's, `mcp::run` says so.
             let _ = err.print();
-            if err.use_stderr() && is_mcp(std::env::args_os().skip(1)) {
-                eprintln!("\nfence mcp: {}", mcp::USAGE_HINT);
-            }
             return ExitCode::from(u8::try_from(err.exit_code()).unwrap_or(2));
         }
     };
     cli.color.apply();
     cli.command.run()
-}
-
-/// Whether a command line that clap refused was for `fence mcp`: its first argument that is
-/// not an option (or `--color`'s value) is `mcp`.
-fn is_mcp(args: impl Iterator<Item = std::ffi::OsString>) -> bool {
-    let mut args = args.peekable();
-    while let Some(arg) = args.next() {
-        if arg == "--color" {
-            args.next();
-        } else if !arg.to_string_lossy().starts_with('-') {
-            return arg == "mcp";
-        }
-    }
-    false
 }

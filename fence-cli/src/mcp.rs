@@ -22,9 +22,14 @@ use fence_mcp::{
     fence mcp --listen 127.0.0.1:8931 --url https://example.com/mcp\n\n\
     The `--` is optional: the first argument that is not one of the options above starts the \
     server's command, and everything after it is the server's.\n\n\
-    Exit status: the server's own (128 + N when signal N ended it); 1 when the server exited \
-    with 0 but left requests unanswered; 127 when COMMAND cannot be found; 2 when the pin FILE \
-    cannot be read.")]
+    Exit status (docs/mcp-proxy.md#exit-status):\n  \
+    0         the client ended the session, and the server (-- COMMAND) exited with 0\n  \
+    1         the server exited with 0 but left requests unanswered\n  \
+    2         the proxy could not start: a bad argument, a pin FILE it cannot use, an address\n  \
+    \x20         in use, a COMMAND behind --listen that cannot run\n  \
+    126, 127  COMMAND may not be run, or cannot be found (its initialize is answered with why)\n  \
+    128 + N   signal N ended the proxy, or the server\n  \
+    other     the server's own status (-- COMMAND over stdio), which may be any of these")]
 // The doc comments are `--help`'s text, which shows Markdown as it is: no backticks, no links.
 #[allow(
     clippy::doc_markdown,
@@ -50,7 +55,8 @@ pub(crate) struct Args {
     structured_content: Structured,
     /// Pin what the server says about itself — its tools, prompts and instructions — in FILE:
     /// recorded when FILE does not exist (trust on first use; review it), and compared by
-    /// meaning with every list and `initialize` answer after that
+    /// meaning with every list and `initialize` answer after that. A missing folder of FILE's
+    /// is made (mode 0700) when it is under your home folder
     #[arg(long, value_name = "FILE")]
     pin: Option<PathBuf>,
     /// What a tool, prompt or instructions that changed since they were pinned, or are new,
@@ -180,8 +186,8 @@ impl From<Args> for Options {
     }
 }
 
-/// What `fence mcp` says when the command line is wrong, after clap's own message.
-pub(crate) const USAGE_HINT: &str = "put the server's command after `--`, as in\n  \
+/// What `fence mcp` says when the command line names no server.
+const USAGE_HINT: &str = "put the server's command after `--`, as in\n  \
     fence mcp -- npx -y @modelcontextprotocol/server-filesystem /tmp\n\
     or name a remote server's URL, as in\n  \
     fence mcp --url https://example.com/mcp --header 'Authorization: Bearer …'";
@@ -207,10 +213,14 @@ pub(crate) fn run(args: Args) -> ExitCode {
         eprintln!("error: fence mcp needs the MCP server to run: {USAGE_HINT}");
         return ExitCode::from(2);
     };
-    // clap hands an option it does not know to the command, which no server's is.
+    // clap hands an option it does not know to the command, which no server's is: a typo, or
+    // an option of the server's given before its command.
     if first.to_string_lossy().starts_with('-') {
         eprintln!(
-            "error: fence mcp has no option `{}`: {USAGE_HINT}",
+            "error: fence mcp has no option `{}` (`fence mcp --help` lists its options); if it \
+             is the server's, put it after the server's command, as in\n  \
+             fence mcp -- node server.js {}",
+            first.to_string_lossy(),
             first.to_string_lossy()
         );
         return ExitCode::from(2);

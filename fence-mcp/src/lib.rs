@@ -104,11 +104,13 @@ pub use crate::options::{DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE, HttpFront, 
 /// HTTP front: until a signal ends it), and returns the exit status the process should end
 /// with:
 ///
-/// - 2 when the options cannot be used (a pin file that cannot be read, a URL that is not
-///   one), before any server is started;
+/// - 2 when the proxy cannot start: options that cannot be used (a pin file that cannot be
+///   read, a URL that is not one; behind an HTTP front, a server's command that cannot be run,
+///   an address it cannot listen on), before any server is started;
 /// - 128 + N when signal N ended the proxy;
 /// - on stdio with a child server, the server's own status, or 1 when that was 0 but requests
-///   were left unanswered.
+///   were left unanswered; 127 when its command is not found and 126 when it may not be run,
+///   once the client's first request (its `initialize`) has been answered with why.
 ///
 /// It blocks, running each direction on a thread of its own, and watches SIGTERM, SIGINT and
 /// SIGHUP while it runs (on Unix). Call it from `main`; from inside an async runtime, call it

@@ -70,7 +70,7 @@ pub(crate) fn run(args: &Args) -> Result<Status, Failure> {
         )
     });
     shown.map_err(|error| Failure::output(&error))?;
-    audit::audit(
+    let status = audit::audit(
         std::slice::from_ref(dir),
         &audit::Declarations::Found {
             flags: Manifest::default(),
@@ -78,8 +78,18 @@ pub(crate) fn run(args: &Args) -> Result<Status, Failure> {
         Format::Text,
         fence_surfaces::DEFAULT_MAX_LINE_BYTES,
         &mut out,
-    )
+    )?;
+    let dim = style::DIM;
+    writeln!(out, "\n{dim}{SUMMARY_WORDS}{dim:#}").map_err(|error| Failure::output(&error))?;
+    Ok(status)
 }
+
+/// The audit summary's words, said under it: a first reader of the demo meets them there.
+const SUMMARY_WORDS: &str = "the summary's words: a unit is what a surface is read in, an event \
+    of artifacts.sse or a line of the .jsonl files; a skipped unit is of a kind that carries no \
+    model content (the record's header, the trace's session and turn events), read only for a \
+    live marker, which would be a finding; a file passed over is one in the folder that is no \
+    surface (here manifest.json, read as the declarations). More in docs/cli.md, `fence audit`.";
 
 /// Creates DIR, or checks that an existing one holds only what an earlier run wrote, so that
 /// running twice is safe and the audit reads only the demo's own files.

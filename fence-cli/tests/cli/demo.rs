@@ -12,7 +12,18 @@ fn the_demo_writes_the_three_surfaces_and_its_audit_is_clean_twice() {
     let first = run_in(dir.path(), &["demo"]);
     assert_eq!(code(&first), 0, "{}\n{}", stdout(&first), stderr(&first));
     let text = stdout(&first);
-    assert!(text.ends_with("clean: every unit verified\n"), "{text}");
+    assert!(text.contains("\nclean: every unit verified\n"), "{text}");
+    // The summary's words are explained where they are printed, under it.
+    let summary = &text[text.find("\nsummary\n").expect("a summary")..];
+    for words in [
+        "3 files read: 27 units, 4 skipped, 0 failed to parse",
+        "1 other file in the directories walked passed over",
+        "a unit is what a surface is read in, an event of artifacts.sse or a line of the .jsonl files",
+        "a skipped unit is of a kind that carries no model content",
+        "a file passed over is one in the folder that is no surface (here manifest.json",
+    ] {
+        assert!(summary.contains(words), "{words:?} in {summary}");
+    }
     assert!(text.contains("findings: none"));
     assert!(!has_colour(&text));
 

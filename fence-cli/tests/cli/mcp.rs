@@ -1,7 +1,7 @@
 //! `fence mcp`'s command line: the server's command with or without `--`, and what a usage
 //! error says. (The proxy itself is tested in `fence-mcp`, against its own test server.)
 
-use crate::common::{code, run, stderr};
+use crate::common::{code, run, stderr, stdout};
 
 #[test]
 fn the_servers_command_may_follow_the_options_with_or_without_a_double_dash() {
@@ -47,25 +47,92 @@ fn no_server_command_says_where_to_put_it() {
     );
 }
 
+/// An option the proxy does not have may be the server's, given before its command: the error
+/// says where it goes. Other usage errors are clap's own words, which name the fix, and say
+/// nothing of the server's command.
 #[test]
-fn a_usage_error_says_where_to_put_the_servers_command() {
-    for args in [
-        &["mcp", "--bogus", "node", "server.js"][..],
-        &["--color", "never", "mcp", "--grace-ms", "soon", "node"],
-        &["mcp", "--structured-content", "fence", "node"],
+fn only_a_usage_error_about_the_servers_command_says_where_to_put_it() {
+    let output = run(&["mcp", "--bogus", "node", "server.js"], b"");
+    assert_eq!(code(&output), 2);
+    assert!(
+        stderr(&output).contains(
+            "fence mcp has no option `--bogus` (`fence mcp --help` lists its options); if it is \
+             the server's, put it after the server's command, as in\n  \
+             fence mcp -- node server.js --bogus"
+        ),
+        "{}",
+        stderr(&output)
+    );
+    for (args, said) in [
+        (
+            &["--color", "never", "mcp", "--grace-ms", "soon", "node"][..],
+            "invalid value 'soon' for '--grace-ms <MS>'",
+        ),
+        (
+            &["mcp", "--structured-content", "fence", "node"],
+            "[possible values: neutralise, remove]",
+        ),
+        (
+            &["mcp", "--pin", "p.json", "--pin-mode", "strict", "node"],
+            "[possible values: enforce, report]",
+        ),
+        (&["mcp", "--pin-mode", "report", "node"], "--pin <FILE>"),
+        (
+            &[
+                "mcp",
+                "--url",
+                "http://x",
+                "--listen",
+                "127.0.0.1:0",
+                "--max-sessions",
+                "3",
+            ],
+            "cannot be used with",
+        ),
+        (&["wrap", "--bogus"], "unexpected argument '--bogus'"),
     ] {
         let output = run(args, b"");
         assert_eq!(code(&output), 2, "{args:?}");
-        assert!(
-            stderr(&output).contains("put the server's command after `--`"),
-            "{args:?}: {}",
-            stderr(&output)
-        );
+        let stderr = stderr(&output);
+        assert!(stderr.contains(said), "{args:?}: {stderr}");
+        assert!(!stderr.contains("server's command"), "{args:?}: {stderr}");
     }
-    // Other subcommands' errors do not mention it.
-    let output = run(&["wrap", "--bogus"], b"");
-    assert_eq!(code(&output), 2);
-    assert!(!stderr(&output).contains("server's command"));
+}
+
+/// `fence mcp --help` lists the exit statuses of the table in docs/mcp-proxy.md, in its order.
+#[test]
+fn the_exit_statuses_of_help_are_the_docs_table() {
+    let docs = include_str!("../../../docs/mcp-proxy.md");
+    let section = docs
+        .split_once("\n## Exit status\n")
+        .expect("docs/mcp-proxy.md has an `## Exit status` section")
+        .1;
+    let documented: Vec<&str> = section
+        .lines()
+        .skip_while(|line| !line.starts_with("| status |"))
+        .skip(2)
+        .take_while(|line| line.starts_with('|'))
+        .map(|row| row.split('|').nth(1).unwrap_or_default().trim())
+        .collect();
+    let help = run(&["mcp", "--help"], b"");
+    let help = stdout(&help);
+    let listed: Vec<String> = help
+        .split_once("Exit status")
+        .expect("the help lists the exit statuses")
+        .1
+        .lines()
+        .skip(1)
+        .filter(|line| line.starts_with("  ") && !line.starts_with("   "))
+        .map(|line| {
+            line.trim_start()
+                .split("  ")
+                .next()
+                .unwrap_or_default()
+                .to_owned()
+        })
+        .collect();
+    assert!(documented.len() >= 5, "{documented:?}");
+    assert_eq!(listed, documented, "{help}");
 }
 
 #[test]
@@ -146,7 +213,7 @@ fn a_pin_file_that_cannot_be_read_stops_the_proxy_before_the_server_starts() {
     );
     assert_eq!(code(&output), 2, "{}", stderr(&output));
     assert!(
-        stderr(&output).contains("no folder to write it in"),
+        stderr(&output).contains("create it (`mkdir -p "),
         "{}",
         stderr(&output)
     );

@@ -216,6 +216,69 @@ pub(crate) fn load(path: &Path) -> Result<Option<Pinned>, String> {
     }
 }
 
+/// Makes the folder a pin file at `path` goes in, when it is missing: `Ok(None)` when it is
+/// there; `Ok(Some(folder))` once made (mode 0700: pins are the user's own), which it is only
+/// under the user's home folder (`$HOME`, an absolute path; `path` taken from the working
+/// folder, with no `..` in it), since a folder made elsewhere is more likely a mistyped path
+/// than a wish; else what to do, for the error to say.
+pub(crate) fn make_folder(path: &Path) -> Result<Option<PathBuf>, String> {
+    let Some(folder) = path
+        .parent()
+        .filter(|folder| !folder.as_os_str().is_empty())
+    else {
+        return Ok(None);
+    };
+    if folder.is_dir() {
+        return Ok(None);
+    }
+    let create = format!("create it (`mkdir -p {}`)", quoted(folder));
+    if path.components().next() == Some(std::path::Component::Normal("~".as_ref())) {
+        return Err(format!(
+            "the path starts with `~`, which only a shell makes your home folder; give the \
+             whole path ({})",
+            std::env::var("HOME").map_or_else(|_| "/home/…".to_owned(), |home| home + "/…")
+        ));
+    }
+    let whole = std::env::current_dir().map_or_else(|_| folder.to_owned(), |at| at.join(folder));
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|home| home.is_absolute() && home.parent().is_some());
+    let under_home = home.is_some_and(|home| {
+        whole.starts_with(&home)
+            && !whole
+                .components()
+                .any(|part| part == std::path::Component::ParentDir)
+    });
+    if !under_home {
+        return Err(format!(
+            "its folder does not exist, and the proxy makes one only under your home folder: \
+             {create}"
+        ));
+    }
+    let mut builder = fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    match builder.create(folder) {
+        Ok(()) => Ok(Some(folder.to_owned())),
+        Err(err) => Err(format!(
+            "its folder does not exist and cannot be made ({err}): {create}"
+        )),
+    }
+}
+
+/// `path` as a shell reads it back: as it is when it holds only characters no shell treats
+/// apart, else in single quotes.
+fn quoted(path: &Path) -> String {
+    let text = path.display().to_string();
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+,:@%=".contains(c);
+    if !text.is_empty() && text.chars().all(plain) {
+        text
+    } else {
+        format!("'{}'", text.replace('\'', r"'\''"))
+    }
+}
+
 /// The lock file beside `path`, held while the pin file is read, changed and written, so two
 /// proxies pinning into one file take turns and neither loses the other's change.
 fn lock_path(path: &Path) -> PathBuf {

@@ -133,6 +133,9 @@ struct Seen {
     withheld: HashMap<(Kind, String), String>,
     /// The names listed since the first page of a list (one with no cursor), per kind.
     listing: [Option<BTreeSet<String>>; 2],
+    /// What the client is to be told of what was withheld since [`Pinning::take_withheld`]
+    /// was last called: each in the words of a refused call's error.
+    told: Vec<String>,
 }
 
 /// The pin of one session: its own server's lists, held to (or recorded into) the shared file.
@@ -161,20 +164,22 @@ impl PinFile {
             )
         })?;
         let found = loaded.is_some();
-        let folder = path
-            .parent()
-            .filter(|folder| !folder.as_os_str().is_empty());
-        if !found && folder.is_some_and(|folder| !folder.is_dir()) {
-            return Err(format!(
-                "cannot use the pin file {file}: there is no such file, and no folder to write \
-                 it in"
-            ));
-        }
+        let created = if found {
+            None
+        } else {
+            file::make_folder(path).map_err(|problem| {
+                format!("cannot use the pin file {file}: there is no such file, and {problem}")
+            })?
+        };
         let pinned = loaded.unwrap_or_default();
         let note = if !found {
+            let created = created.map_or_else(String::new, |folder| {
+                let folder = shown(&folder.display().to_string());
+                format!(" (made its folder {folder}, mode 0700)")
+            });
             Some(format!(
-                "pin {file}: no such file; pinning what the server says about itself into it \
-                 (trust on first use: review the file)"
+                "pin {file}: no such file{created}; pinning what the server says about itself into \
+                 it (trust on first use: review the file)"
             ))
         } else if update {
             Some(format!(
@@ -303,12 +308,13 @@ impl Pinning {
             }
             None => format!("it is not in {}", self.pin.file),
         };
-        Err(format!(
-            "the {} `{}` is withheld by the pin: {why}; to approve it, run the proxy once with \
-             --pin-update",
-            kind.noun(),
-            shown(name)
-        ))
+        Err(withheld_words(kind, name, &why))
+    }
+
+    /// What was withheld since the last call, each said as a refused call's error says it, for
+    /// the client (which stderr does not reach).
+    pub(crate) fn take_withheld(&self) -> Vec<String> {
+        std::mem::take(&mut self.seen().told)
     }
 
     /// An `initialize` (or `server/discover`) answer's server name and version, and its
@@ -351,6 +357,7 @@ impl Pinning {
         }
         let pinned = state.pinned.instructions.clone();
         let mut withhold = false;
+        let mut told = None;
         if records_instructions {
             if pinned.as_ref() != Some(&instructions) {
                 if let Some(before) = &pinned {
@@ -371,6 +378,13 @@ impl Pinning {
             };
             let diff = diff_of_texts(before.as_deref(), instructions.as_deref());
             withhold = self.enforces() && instructions.is_some();
+            told = withhold.then(|| {
+                format!(
+                    "the server's instructions are withheld by the pin {}: {what}; to approve \
+                     them, run the proxy once with --pin-update",
+                    self.pin.file
+                )
+            });
             let done = if withhold {
                 "; withheld from the client (approve them with --pin-update)"
             } else {
@@ -379,6 +393,9 @@ impl Pinning {
             notes.push(format!("pin {}: {what}: {diff}{done}", self.pin.file));
         }
         drop(state);
+        if let Some(told) = told {
+            self.seen().told.push(told);
+        }
         notes.extend(self.pin.write());
         (withhold, notes)
     }
@@ -519,6 +536,7 @@ impl Pinning {
             ),
         };
         if self.enforces() {
+            seen.told.push(withheld_words(kind, &key.1, &why));
             seen.withheld.insert(key, why);
             let asked = match kind {
                 Kind::Tool => "a call to it",
@@ -536,6 +554,17 @@ impl Pinning {
             (true, format!("pin {}: {what}", self.pin.file))
         }
     }
+}
+
+/// What the client is told of the item `name` of `kind`, withheld because of `why`: the error
+/// of a call to it, and the warning a client that enabled logging receives.
+fn withheld_words(kind: Kind, name: &str, why: &str) -> String {
+    format!(
+        "the {} `{}` is withheld by the pin: {why}; to approve it, run the proxy once with \
+         --pin-update",
+        kind.noun(),
+        shown(name)
+    )
 }
 
 impl PinFile {

@@ -140,6 +140,8 @@ impl Session {
         }
         let name = shown(&state.name);
         drop(state);
+        // After the answer: a client that lists tools, then reads its log, sees the list first.
+        outcome.also.extend(self.withheld_warnings());
         match written {
             Err(Malformed(problem)) => {
                 let what = format!(

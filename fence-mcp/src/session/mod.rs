@@ -27,6 +27,7 @@ use crate::said::{excerpt, shown};
 mod answer;
 mod asked;
 mod oversized;
+mod told;
 #[cfg(feature = "http")]
 mod unnamed;
 
@@ -136,6 +137,8 @@ struct State {
     unanswered: usize,
     /// Remove `structuredContent` from results, and `outputSchema` from listed tools.
     remove_structured: bool,
+    /// The warnings for the client, and whether it asked for them.
+    told: told::Told,
 }
 
 /// The state of one proxied connection, shared by the thread reading the client and the thread
@@ -179,6 +182,7 @@ impl Session {
                 noted: HashSet::new(),
                 unanswered: 0,
                 remove_structured: false,
+                told: told::Told::default(),
             }),
             pin: None,
         }
@@ -273,6 +277,7 @@ impl Session {
             return refuse(INVALID_REQUEST, "the method is not a string");
         };
         let params = members.one("params").ok().flatten();
+        let sets_level = (method == "logging/setLevel").then_some(params);
         let Some(id) = id else {
             if method == "notifications/cancelled" {
                 self.cancelled(params);
@@ -331,7 +336,12 @@ impl Session {
         // The id names this request now: an answer sent again to one answered before under it
         // is no longer told apart from this one's, whatever ends this one.
         state.answered.forget(&named);
-        Outcome::new(Forward::AsIs)
+        drop(state);
+        let mut outcome = Outcome::new(Forward::AsIs);
+        if let Some(params) = sets_level {
+            outcome.reply = self.set_level(params);
+        }
+        outcome
     }
 
     /// Whether the pin lets a request naming a tool or a prompt go on; else why not.

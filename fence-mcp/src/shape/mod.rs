@@ -55,7 +55,7 @@ fn on_runtime<F: Future<Output = ExitCode>>(shape: impl FnOnce() -> F) -> ExitCo
         Ok(runtime) => runtime.block_on(shape()),
         Err(err) => {
             eprintln!("fence mcp: cannot start the async runtime: {err}");
-            ExitCode::from(1)
+            ExitCode::from(2)
         }
     }
 }

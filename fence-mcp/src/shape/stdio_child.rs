@@ -7,9 +7,9 @@ use std::process::{ExitCode, ExitStatus};
 use std::sync::Arc;
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::thread;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use crate::engine::{Engine, deliver, report};
+use crate::engine::{Engine, collected, deliver, report};
 use crate::lines::{Lines, Sink, next_outcome};
 use crate::options::{ChildServer, Options};
 use crate::session::{Session, Side};
@@ -49,6 +49,8 @@ pub(crate) fn serve(
         Err(err) => {
             let (why, status) = child::cannot_start(server, &err);
             report(&session, &why);
+            let limit = options.max_message_bytes();
+            refuse_first_request(&session, limit, client_in, client_out, &why);
             return ExitCode::from(status);
         }
     };
@@ -131,6 +133,50 @@ pub(crate) fn serve(
         }
     }
     exit_code(first, status, session.unanswered())
+}
+
+/// How long a proxy whose server could not start waits for the client's first request, to
+/// answer it with why, before it exits. A client sends `initialize` as soon as it has started
+/// the proxy.
+const FIRST_REQUEST_WAIT: Duration = Duration::from_secs(10);
+
+/// The server could not be started (`why`): the client's first request, its `initialize`, is
+/// answered with an error saying why, which a client shows, where a proxy that exits unheard
+/// shows only "connection closed". Each line before it is read as it would be (a line that is
+/// no message gets its error; a notification goes nowhere). Returns once the request is
+/// answered, the client's input ends, or [`FIRST_REQUEST_WAIT`] has passed, whichever is first.
+fn refuse_first_request(
+    session: &Arc<Session>,
+    limit: usize,
+    client_in: impl Read + Send + 'static,
+    client_out: impl Write + Send + 'static,
+    why: &str,
+) {
+    let (session, why) = (session.clone(), why.to_owned());
+    let (done, answered) = mpsc::channel();
+    // The reader may block on the client's input for ever; it is left behind when the wait ends.
+    thread::spawn(move || {
+        let to_client = Sink::new(client_out);
+        let mut reader = BufReader::with_capacity(1 << 16, client_in);
+        let mut line = Vec::new();
+        while let Some(outcome) =
+            next_outcome(&session, limit, Side::Client, &mut reader, &mut line)
+        {
+            // What would go on to the server goes nowhere: there is none.
+            collected(&session, outcome, &line, |mut reply| {
+                to_client.send(&mut reply);
+            });
+            let errors = session.never_started(&why);
+            if !errors.is_empty() {
+                for mut error in errors {
+                    to_client.send(&mut error);
+                }
+                break;
+            }
+        }
+        let _ = done.send(());
+    });
+    let _ = answered.recv_timeout(FIRST_REQUEST_WAIT);
 }
 
 /// Relays one direction until its input ends: each line `input` gives is read by the session

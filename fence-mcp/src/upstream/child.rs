@@ -1,7 +1,9 @@
 //! A stdio server the proxy runs: started in a process group of its own, its pipes widened,
 //! and ended by one path, whatever front it serves ([`end`]).
 
+use std::ffi::OsStr;
 use std::io;
+use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
@@ -44,18 +46,159 @@ pub(crate) fn start(server: &ChildServer, reaper: &Reaper) -> io::Result<Started
 }
 
 /// What stderr says when a server cannot be started, and the exit status that goes with it
-/// (127 for a command not found, 126 for one that may not be run, as a shell says).
+/// (127 for a command not found, 126 for one that may not be run, as a shell says): the
+/// command, the system's error, and what to check, which where the command was looked for
+/// ([`resolve`]) tells: a command that is nowhere, or a file that is there but cannot run.
 pub(crate) fn cannot_start(server: &ChildServer, err: &io::Error) -> (String, u8) {
+    /// The error `execve` gives a file that is no program and names no interpreter.
+    const ENOEXEC: i32 = 8;
     let status = match err.kind() {
         io::ErrorKind::NotFound => 127,
         io::ErrorKind::PermissionDenied => 126,
+        _ if err.raw_os_error() == Some(ENOEXEC) => 126,
         _ => 1,
     };
-    let why = format!(
-        "cannot start {:?}: {err}; check the command after `--`",
-        server.command()
-    );
+    let command = server.command();
+    let why = match (err.kind(), resolve(command)) {
+        (io::ErrorKind::NotFound, Ok(path)) => format!(
+            "cannot start the server {command:?}: {err}; {} is there, so what it needs to run \
+             is not: a script's interpreter (its `#!` line), or a program's loader",
+            path.display()
+        ),
+        (_, Err(unrunnable)) => {
+            format!(
+                "cannot start the server {command:?}: {err}; {}",
+                unrunnable.advice()
+            )
+        }
+        (_, Ok(_)) => format!("cannot start the server {command:?}: {err}"),
+    };
     (why, status)
+}
+
+/// Whether the server's command can be started, as far as the proxy can tell without starting
+/// it: it is found (on `PATH`, as [`resolve`] looks), it is a file, and this user may execute
+/// it; else what stderr says. What cannot be told before it runs: that a script's interpreter
+/// (its `#!` line) is there, that a program is for this machine and finds its libraries, and
+/// that the server then starts (an `npx` of a package that does not exist starts `npx`).
+#[cfg(feature = "http")]
+pub(crate) fn check(server: &ChildServer) -> Result<(), String> {
+    let command = server.command();
+    match resolve(command) {
+        Ok(_) => Ok(()),
+        Err(unrunnable) => Err(format!(
+            "cannot start the server {command:?}: {}; {}",
+            unrunnable.error(),
+            unrunnable.advice()
+        )),
+    }
+}
+
+/// Why a command cannot be run, found before running it, with the system's error that said so.
+#[derive(Debug)]
+// Only `check`, behind an HTTP front, says the error: a stdio server's own is said instead.
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
+pub(crate) enum Unrunnable {
+    /// A command naming a folder (`./server`, `/usr/bin/node`) names no file.
+    Missing(PathBuf, io::Error),
+    /// No folder of `PATH` holds a file of the command's name.
+    NotOnPath(io::Error),
+    /// The command names a folder, not a file.
+    Folder(PathBuf),
+    /// This user may not execute the file.
+    NotExecutable(PathBuf, io::Error),
+}
+
+impl Unrunnable {
+    /// The system's error, as running the command would give it.
+    #[cfg(feature = "http")]
+    fn error(&self) -> String {
+        match self {
+            Unrunnable::Missing(_, err)
+            | Unrunnable::NotOnPath(err)
+            | Unrunnable::NotExecutable(_, err) => err.to_string(),
+            Unrunnable::Folder(_) => "a folder cannot be run".to_owned(),
+        }
+    }
+
+    /// What is wrong, and what to do.
+    fn advice(&self) -> String {
+        match self {
+            Unrunnable::Missing(path, _) => {
+                format!("{} does not exist; check the path", path.display())
+            }
+            Unrunnable::NotOnPath(_) => "no folder of PATH holds it; check its spelling and \
+                 that it is installed, or give its full path (an MCP client may start the proxy \
+                 with another PATH than your shell's)"
+                .to_owned(),
+            Unrunnable::Folder(path) => format!("{} is a folder, not a program", path.display()),
+            Unrunnable::NotExecutable(path, _) => format!(
+                "{} is not executable; make it so (`chmod +x {}`), or run it through its \
+                 interpreter",
+                path.display(),
+                path.display()
+            ),
+        }
+    }
+}
+
+/// The file the command runs, looked for as `execvp` does: the command itself when it names a
+/// folder (it holds a `/`), else the first file of its name that this user may execute in a
+/// folder of `PATH` (an empty entry is the working directory; with no `PATH`, `/bin:/usr/bin`).
+/// Elsewhere than Unix, the command itself, unchecked.
+pub(crate) fn resolve(command: &OsStr) -> Result<PathBuf, Unrunnable> {
+    let path = Path::new(command);
+    if !cfg!(unix) {
+        return Ok(path.to_owned());
+    }
+    if command.as_encoded_bytes().contains(&b'/') {
+        return runnable(path).map(|()| path.to_owned());
+    }
+    let folders = std::env::var_os("PATH").unwrap_or_else(|| "/bin:/usr/bin".into());
+    let mut refused = None;
+    let mut missing = None;
+    for folder in std::env::split_paths(&folders) {
+        let candidate = if folder.as_os_str().is_empty() {
+            Path::new(".").join(command)
+        } else {
+            folder.join(command)
+        };
+        match runnable(&candidate) {
+            Ok(()) => return Ok(candidate),
+            Err(Unrunnable::Missing(_, err)) => missing = Some(err),
+            // `execvp` goes on looking, and gives this error if nothing else is found.
+            Err(other) => {
+                refused.get_or_insert(other);
+            }
+        }
+    }
+    Err(refused.unwrap_or_else(|| {
+        let err = missing.unwrap_or_else(|| io::Error::from(io::ErrorKind::NotFound));
+        Unrunnable::NotOnPath(err)
+    }))
+}
+
+/// Whether `path` is a file (after symbolic links) that this user may execute.
+fn runnable(path: &Path) -> Result<(), Unrunnable> {
+    match std::fs::metadata(path) {
+        Err(err) => Err(Unrunnable::Missing(path.to_owned(), err)),
+        Ok(found) if found.is_dir() => Err(Unrunnable::Folder(path.to_owned())),
+        Ok(_) => match executable(path) {
+            Ok(()) => Ok(()),
+            Err(err) => Err(Unrunnable::NotExecutable(path.to_owned(), err)),
+        },
+    }
+}
+
+/// Whether this user may execute the file at `path` (`access(X_OK)`).
+#[cfg(unix)]
+fn executable(path: &Path) -> io::Result<()> {
+    nix::unistd::access(path, nix::unistd::AccessFlags::X_OK).map_err(io::Error::from)
+}
+
+#[cfg(not(unix))]
+fn executable(_path: &Path) -> io::Result<()> {
+    Ok(())
 }
 
 /// Gives a pipe a 1 MiB buffer (Linux's limit for an unprivileged process), so a large

@@ -83,6 +83,41 @@ impl Remote {
         self.url.as_str()
     }
 
+    /// What to do when the upstream refuses the proxy's credentials (401 or 403), by what
+    /// the operator sent: none (pass a token with `--header`), one holding a variable the
+    /// client that started the proxy did not expand (`${TOKEN}` as it is, named here without
+    /// any secret), or one that may be wrong.
+    pub(crate) fn credentials_advice(&self) -> String {
+        if self.headers.is_empty() {
+            return "it wants credentials; pass them with --header 'Authorization: Bearer …' \
+                    (fence mcp runs no OAuth flow of its own)"
+                .to_owned();
+        }
+        let names: Vec<&str> = self.headers.keys().map(HeaderName::as_str).collect();
+        let names = names.join(", ");
+        let unexpanded = self.headers.iter().find_map(|(name, value)| {
+            let value = String::from_utf8_lossy(value.as_bytes());
+            let start = value.find("${")?;
+            let end = value[start..]
+                .find('}')
+                .map_or(value.len(), |end| start + end + 1);
+            Some((name, crate::said::shown(&value[start..end])))
+        });
+        match unexpanded {
+            Some((name, variable)) => format!(
+                "it refused the --header sent ({names}), and --header {name} holds {variable} as \
+                 it is: the client that started fence mcp did not expand that variable. Put the \
+                 value itself in the client's configuration, or use a client that expands \
+                 variables in `args`"
+            ),
+            None => format!(
+                "it refused the --header sent ({names}): the token may be wrong, expired or \
+                 without the access this needs; check its value (a common cause is a `${{TOKEN}}` \
+                 in the client's configuration that the client passed on unexpanded)"
+            ),
+        }
+    }
+
     /// A request to the upstream: `headers` (the client's, or the proxy's own), less those
     /// the proxy owns, then the operator's, and a request for an identity encoding.
     pub(crate) fn request(&self, method: Method, headers: &HeaderMap) -> reqwest::RequestBuilder {

@@ -18,3 +18,6 @@ mod oracle;
 mod pin;
 mod robustness;
 mod sdk;
+#[cfg(unix)]
+mod startup;
+mod told;

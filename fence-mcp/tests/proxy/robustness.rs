@@ -192,7 +192,7 @@ fn a_command_that_cannot_be_found_exits_127() {
     assert_eq!(output.status.code(), Some(127));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
-        stderr.starts_with("fence mcp (mcp-server): cannot start \"/nonexistent/mcp-server\": No such file or directory"),
+        stderr.starts_with("fence mcp (mcp-server): cannot start the server \"/nonexistent/mcp-server\": No such file or directory"),
         "{stderr}"
     );
 }

@@ -107,7 +107,7 @@ pub(crate) async fn serve<B: Backend>(
         Ok(local) => local,
         Err(err) => {
             report(&voice, &format!("cannot tell where it listens: {err}"));
-            return ExitCode::from(1);
+            return ExitCode::from(2);
         }
     };
     let listening = Arc::new(Listening {
@@ -197,8 +197,14 @@ async fn bind(front: &HttpFront, voice: &Session) -> Result<TcpListener, ExitCod
         return Err(ExitCode::from(2));
     }
     TcpListener::bind(addr).await.map_err(|err| {
-        report(voice, &format!("cannot listen on {addr}: {err}"));
-        ExitCode::from(1)
+        let what = if err.kind() == std::io::ErrorKind::AddrInUse {
+            "; something (another proxy?) listens there already: give another port, or port 0 \
+             for a free one"
+        } else {
+            ""
+        };
+        report(voice, &format!("cannot listen on {addr}: {err}{what}"));
+        ExitCode::from(2)
     })
 }
 

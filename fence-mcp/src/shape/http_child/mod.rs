@@ -47,6 +47,7 @@ use server::Server;
 use crate::engine::{Engine, report};
 use crate::front::http::{Backend, Body, Listening, empty, read_body, refusal};
 use crate::options::{ChildServer, HttpFront, Options};
+use crate::upstream::child;
 use crate::upstream::reaper::{Reaper, Swept};
 use crate::wire::EVENT_STREAM;
 use crate::wire::header::{LAST_EVENT_ID, PROTOCOL_VERSION, SESSION_ID};
@@ -64,6 +65,12 @@ pub(crate) async fn serve(options: &Options, front: &HttpFront, server: &ChildSe
         Err(code) => return code,
     };
     let voice = engine.session();
+    // Each session starts the server anew, on a client's first request: a command that cannot
+    // start stops the proxy now, rather than fail every session after saying it listens.
+    if let Err(why) = child::check(server) {
+        report(&voice, &why);
+        return ExitCode::from(2);
+    }
     let (reaper, trouble) = Reaper::start(server.subreaper());
     if let Some(trouble) = trouble {
         report(&voice, &trouble);

@@ -95,9 +95,9 @@ impl Link {
         let status = response.status();
         if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN {
             let why = format!(
-                "the upstream {} answered {status}: it wants credentials; pass them with \
-                 --header 'Authorization: Bearer …' (fence mcp runs no OAuth flow of its own)",
-                self.remote.url()
+                "the upstream {} answered {status}: {}",
+                self.remote.url(),
+                self.remote.credentials_advice()
             );
             self.note_once("auth", &why);
             return Some(why);

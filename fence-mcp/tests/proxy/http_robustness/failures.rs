@@ -252,6 +252,41 @@ async fn url_401_is_an_error_and_says_to_pass_a_header() {
     proxy.stderr_until("--header 'Authorization: Bearer");
 }
 
+/// A 401 to a proxy that sent a `--header` does not say to pass one: it says the token may be
+/// wrong, and names a `${VARIABLE}` the client left unexpanded in it (without the rest of the
+/// header's value), in the client's error and on stderr.
+#[tokio::test(flavor = "multi_thread")]
+async fn url_401_with_a_header_says_the_token_may_be_wrong_or_unexpanded() {
+    let hostile = Hostile::start(unauthorized).await;
+    for (header, said) in [
+        (
+            "Authorization: Bearer s3cret-${GITHUB_TOKEN}",
+            "--header authorization holds ${GITHUB_TOKEN} as it is: the client that started \
+             fence mcp did not expand that variable",
+        ),
+        (
+            "Authorization: Bearer s3cret",
+            "it refused the --header sent (authorization): the token may be wrong",
+        ),
+    ] {
+        let mut proxy = stdio_proxy(&hostile.url, &["--header", header]);
+        proxy.send(&initialize(0));
+        let answer = proxy.answer(0);
+        let message = error_message(&answer);
+        assert!(
+            message.contains("401") && message.contains(said),
+            "{answer}"
+        );
+        let stderr = proxy.stderr_until(said);
+        for wrong in ["pass them with", "s3cret"] {
+            assert!(
+                !stderr.contains(wrong) && !message.contains(wrong),
+                "{stderr}"
+            );
+        }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn listen_url_401_passes_status_challenge_and_body_unchanged() {
     let hostile = Hostile::start(unauthorized).await;
