@@ -41,7 +41,7 @@ fn every_event_has_an_id_naming_its_stream_and_the_stream_ends_once_answered() {
     stream.send(answer(1), None, true).unwrap();
     stream.send(answer(2), None, true).unwrap();
     let events = drained(receiver);
-    assert_eq!(events[0], "id: 2-0\ndata:\n\n");
+    assert_eq!(events[0], "id: 2-0\nretry: 1000\ndata:\n\n");
     for (at, event) in events.iter().enumerate().skip(1) {
         assert!(
             event.starts_with(&format!("id: 2-{at}\nevent: message\ndata: {{")),
