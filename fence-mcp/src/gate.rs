@@ -132,12 +132,7 @@ mod http {
         message: &[u8],
         requests: &[Box<RawValue>],
     ) -> Outcome {
-        if super::OPEN {
-            return Outcome::as_it_came();
-        }
-        session
-            .unnamed_error(message, requests, false)
-            .unwrap_or_else(|| session.upstream_line(message))
+        read_answering(session, message, requests, false)
     }
 
     /// One message of an error status's body (see [`Head::Error`]), answering what carried
@@ -149,11 +144,23 @@ mod http {
         message: &[u8],
         requests: &[Box<RawValue>],
     ) -> Outcome {
+        read_answering(session, message, requests, true)
+    }
+
+    /// [`answering`] and [`error_message`]: an error whose id is `null` through
+    /// [`Session::unnamed_error`] (`shown`: passed on even when no request waits on it, in a body a client shows whole),
+    /// any other message as the session reads the upstream's.
+    fn read_answering(
+        session: &Session,
+        message: &[u8],
+        requests: &[Box<RawValue>],
+        shown: bool,
+    ) -> Outcome {
         if super::OPEN {
             return Outcome::as_it_came();
         }
         session
-            .unnamed_error(message, requests, true)
+            .unnamed_error(message, requests, shown)
             .unwrap_or_else(|| session.upstream_line(message))
     }
 
